@@ -1,0 +1,1 @@
+//! Timer engines (placeholder until the timer helper lands its work).
