@@ -1,0 +1,29 @@
+//! The product registry: every benchmark the `agentry-bench` binary runs.
+//!
+//! Register a benchmark by adding its module here (`mod ring;`) and its `BenchDef` to
+//! [`BENCHES`]; add peer-comparison benchmarks to the `compare` group too.
+
+use crate::harness::{BenchDef, Group, Registry};
+
+/// Every registered benchmark, in `all` order. Empty until the runtime's API lands.
+pub static BENCHES: &[BenchDef] = &[];
+
+/// Named sets of benchmarks.
+pub static GROUPS: &[Group] = &[Group {
+    id: "compare",
+    description: "the peer comparison: agentry beside actix, ractor and kameo in the same run",
+    members: &[],
+}];
+
+/// The registry the binary runs.
+pub static REGISTRY: Registry = Registry::new(BENCHES, GROUPS);
+
+#[cfg(test)]
+mod tests {
+    use super::REGISTRY;
+
+    #[test]
+    fn product_registry_is_sound() {
+        assert_eq!(REGISTRY.problems(), Vec::<String>::new());
+    }
+}

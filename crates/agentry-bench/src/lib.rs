@@ -1,0 +1,58 @@
+//! # agentry-bench
+//!
+//! The Agentry benchmark suite (`shared/BENCHMARKS.md`): every seed benchmark with the seed's
+//! published figure beside ours, peer frameworks measured in the same run, a table on the
+//! terminal, `--json`/`--csv` records and `--plot` SVG charts.
+//!
+//! - [`harness`]: the reusable part. A benchmark is a [`BenchDef`](harness::BenchDef) whose
+//!   `cases` function returns [`Case`](harness::Case)s for a [`Scale`](harness::Scale). Each case
+//!   declares its fixed parameters and its timed phases (with the seed figure), and a runner
+//!   that performs **one** repetition: it builds the workload (untimed), times its own phases,
+//!   verifies its result and returns a [`Sample`](harness::Sample). The harness runs a warm-up,
+//!   then at least 5 measured repetitions, and reports median, min and max per phase.
+//! - [`benches`]: the registry of the benchmarks the binary runs.
+//!
+//! ## Adding a benchmark
+//!
+//! Write `src/benches/send_process.rs`, declare it in `src/benches.rs` (`mod send_process;`)
+//! and add `send_process::BENCH` to `BENCHES`:
+//!
+//! ```
+//! use agentry_bench::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, timed, verify_eq};
+//!
+//! pub static BENCH: BenchDef = BenchDef {
+//!     id: "send_process",
+//!     description: "one agent sends N messages to itself, then handles them all",
+//!     cases,
+//!     charts: &[ChartKind::Bars],
+//! };
+//!
+//! fn cases(scale: Scale) -> Vec<Case> {
+//!     let n = scale.pick(10_000u64, 1_000_000);
+//!     vec![Case::builder(format!("one_thread N={n}"))
+//!         .dispatcher("one_thread")
+//!         .param("N", n)
+//!         .phase(PhaseSpec::msgs("send").seed(242_570.0))
+//!         .phase(PhaseSpec::msgs("process").seed(485_593.0))
+//!         .runner(move || {
+//!             let mut queue = Vec::with_capacity(n as usize); // setup: not timed
+//!             let ((), send) = timed(|| queue.extend(0..n));
+//!             let (sum, process) = timed(|| queue.drain(..).sum::<u64>());
+//!             verify_eq("sum of the handled messages", n * (n - 1) / 2, sum)?;
+//!             Ok(Sample::new().phase("send", send, n).phase("process", process, n))
+//!         })]
+//! }
+//! # assert_eq!(BENCH.build_cases(Scale::Quick)[0].meta().bench, "send_process");
+//! ```
+//!
+//! A wrong result returns [`BenchError::Verify`](harness::BenchError::Verify): the case is
+//! printed as FAILED and the process exits with status 1. Other knobs on
+//! [`CaseBuilder`](harness::CaseBuilder): `.impl_name("actix")` and `.peer("actix")` (a
+//! `ratio` column, ours / theirs), `.baseline(label, impl)`, `.threads(n)`, `.memory()` (peak
+//! RSS), `.reps(n)`, `.budget(d)` and `.cap_series("list")` (skip larger sizes once too slow).
+//! A runner that cannot run here returns [`BenchError::Skip`](harness::BenchError::Skip).
+
+#![forbid(unsafe_code)]
+
+pub mod benches;
+pub mod harness;
