@@ -1,1 +1,100 @@
-//! Agentry core.
+//! # Agentry
+//!
+//! An agent-oriented message-processing runtime: **agents** with **states** exchange typed
+//! **messages** through **mboxes**; **dispatchers** run them on threads; **coops** register
+//! and deregister groups of agents as one unit, inside an **environment**.
+//!
+//! ```
+//! use agentry::{Agent, Ctx, Define, DefineError, Env};
+//!
+//! /// Counts pings; stops the environment at the third.
+//! struct Counter { seen: u32 }
+//! struct Ping;
+//!
+//! impl Agent for Counter {
+//!     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+//!         def.on(Counter::on_ping)?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! impl Counter {
+//!     fn on_ping(&mut self, ctx: &mut Ctx<Self>, _: Ping) {
+//!         self.seen += 1;
+//!         if self.seen == 3 {
+//!             ctx.stop_env();
+//!         }
+//!     }
+//! }
+//!
+//! let env = Env::new().expect("env");
+//! let counter = env.handle().register_agent(Counter { seen: 0 }).expect("registered");
+//! for _ in 0..3 {
+//!     counter.send(Ping);
+//! }
+//! env.run(); // returns once the environment has stopped
+//! ```
+//!
+//! ## Map of the crate
+//!
+//! - [`Agent`], [`Define`], [`Ctx`], [`State`]: writing agents (handlers, states, hooks).
+//! - [`Mbox`] (direct, one receiver), [`MultiMbox`] (publish/subscribe): sending.
+//! - [`Coop`], [`Env`], [`EnvHandle`]: registering agents and running them.
+//! - [`disp`]: dispatchers (which threads run which agents) and [`disp::Binder`].
+//! - [`Request`] and [`Mbox::request`]: synchronous request/reply with a timeout.
+//! - [`Overload`]: message limits; [`PanicReaction`]: what a panic in a handler does.
+//! - [`EnvStats`], [`AgentStats`]: counters — nothing is dropped without one showing it.
+//!
+//! The guarantees are listed, each with the test that proves it, in `docs/SEMANTICS.md`.
+
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
+#![warn(missing_docs)]
+
+#[cfg(loom)]
+pub mod sync;
+#[cfg(not(loom))]
+pub(crate) mod sync;
+
+#[cfg(not(loom))]
+mod agent;
+#[cfg(not(loom))]
+mod coop;
+#[cfg(not(loom))]
+mod demand;
+#[cfg(not(loom))]
+pub mod disp;
+#[cfg(not(loom))]
+mod env;
+#[cfg(not(loom))]
+mod error;
+#[cfg(not(loom))]
+mod ids;
+#[cfg(not(loom))]
+pub mod limit;
+#[cfg(not(loom))]
+mod mbox;
+#[cfg(not(loom))]
+mod message;
+#[cfg(not(loom))]
+mod request;
+#[cfg(not(loom))]
+mod slab;
+#[cfg(not(loom))]
+mod stats;
+
+#[cfg(not(loom))]
+pub use crate::{
+    agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, InsendCtx, State},
+    coop::{Coop, CoopDeregistered, DeregReason, PanicReaction},
+    env::{Env, EnvBuilder, EnvHandle, StopGuard, StopGuardId},
+    error::{
+        BindError, BuildError, DefineError, DeregisterError, NameError, RegisterError,
+        RequestError, SendError, StateError, StopGuardError,
+    },
+    ids::{AgentId, CoopId, MboxId},
+    limit::{Overload, Transformed},
+    mbox::{Mbox, MultiMbox},
+    message::Undelivered,
+    request::{ReplyTo, Request},
+    stats::{AgentStats, EnvStats},
+};

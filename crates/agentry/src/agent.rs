@@ -1,0 +1,60 @@
+//! Agents: objects with states that handle one message at a time.
+
+pub(crate) mod cell;
+mod ctx;
+mod define;
+mod handlers;
+pub(crate) mod insend;
+pub(crate) mod shared;
+mod state;
+
+pub use ctx::Ctx;
+pub use define::{Define, Filtered, FromMulti, InStates};
+pub use insend::InsendCtx;
+pub use state::State;
+
+use crate::error::DefineError;
+
+/// An agent: a user type whose handlers run one message at a time.
+///
+/// Subscriptions, states and limits are declared in [`define`](Agent::define), called once
+/// when the agent's coop is registered (on the registering thread). Then `on_start` runs on
+/// the agent's dispatcher before any message, handlers run as messages arrive, and
+/// `on_finish` runs exactly once when the coop is deregistered.
+///
+/// Handlers are `Fn(&mut Self, &mut Ctx<Self>, M)`; a method `fn on_ping(&mut self, ctx:
+/// &mut Ctx<Self>, m: Ping)` is one.
+///
+/// ```
+/// use agentry::{Agent, Ctx, Define, DefineError, Env};
+///
+/// struct Hello;
+///
+/// impl Agent for Hello {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+///         println!("hello from {}", ctx.id());
+///         ctx.stop_env();
+///     }
+/// }
+///
+/// let env = Env::new().expect("env");
+/// env.handle().register_agent(Hello).expect("registered");
+/// env.run();
+/// ```
+pub trait Agent: Send + Sized + 'static {
+    /// Declares states, subscriptions, limits (once, at registration).
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        let _ = def;
+        Ok(())
+    }
+
+    /// Runs on the agent's dispatcher before any message.
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+        let _ = ctx;
+    }
+
+    /// Runs once when the agent leaves (its coop is deregistered), before its on_exit hooks.
+    fn on_finish(&mut self, ctx: &mut Ctx<Self>) {
+        let _ = ctx;
+    }
+}

@@ -1,0 +1,109 @@
+//! `Ctx<A>`: what a handler can do besides touching its agent.
+
+use super::Agent;
+use super::state::State;
+use crate::coop::{Coop, DeregReason};
+use crate::env::EnvHandle;
+use crate::error::{RegisterError, StateError};
+use crate::ids::{AgentId, CoopId};
+use crate::mbox::Mbox;
+use crate::stats::AgentStats;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The context handed to every handler and hook of agent `A`.
+///
+/// Through it a handler learns its agent's id, own mbox and state, changes state, registers
+/// child coops, deregisters its coop or stops the environment.
+pub struct Ctx<A> {
+    pub(crate) mbox: Mbox,
+    pub(crate) id: AgentId,
+    pub(crate) coop: CoopId,
+    pub(crate) env: EnvHandle,
+    pub(crate) state: State,
+    pub(crate) state_count: usize,
+    pub(crate) in_transition: bool,
+    pub(crate) pending_state: Option<State>,
+    pub(crate) _agent: PhantomData<fn(&mut A)>,
+}
+
+impl<A: Agent> Ctx<A> {
+    /// The agent's own direct mbox.
+    pub fn mbox(&self) -> &Mbox {
+        &self.mbox
+    }
+
+    /// The agent's id.
+    pub fn id(&self) -> AgentId {
+        self.id
+    }
+
+    /// The agent's coop.
+    pub fn coop(&self) -> CoopId {
+        self.coop
+    }
+
+    /// The environment.
+    pub fn env(&self) -> &EnvHandle {
+        &self.env
+    }
+
+    /// The state the agent is in.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Switches to `state` when the current handler returns: the on_exit hooks of the states
+    /// being left run (innermost first), then the on_enter hooks of the states entered
+    /// (outermost first), following initial substates; the next message is handled in the new
+    /// state. Calling it again in the same handler replaces the target. Not allowed inside
+    /// on_enter / on_exit hooks.
+    pub fn change_state(&mut self, state: State) -> Result<(), StateError> {
+        if state.index() >= self.state_count {
+            return Err(StateError::UnknownState(state.0));
+        }
+        if self.in_transition {
+            return Err(StateError::InTransition);
+        }
+        self.pending_state = Some(state);
+        Ok(())
+    }
+
+    /// Starts deregistering this agent's coop (children first). Returns immediately.
+    pub fn deregister_coop(&self, reason: DeregReason) {
+        // Already deregistering is fine: the coop is on its way out either way.
+        let _ = self.env.deregister_coop(self.coop, reason);
+    }
+
+    /// Stops the environment (gracefully: stop guards first). Returns immediately.
+    pub fn stop_env(&self) {
+        self.env.stop();
+    }
+
+    /// A new coop whose parent is this agent's coop.
+    pub fn child_coop(&self) -> Coop {
+        let mut coop = self.env.new_coop();
+        coop.set_parent(self.coop);
+        coop
+    }
+
+    /// Registers `coop` (typically made by [`child_coop`](Self::child_coop)).
+    pub fn register_coop(&self, coop: Coop) -> Result<CoopId, RegisterError> {
+        self.env.register_coop(coop)
+    }
+
+    /// This agent's counters.
+    pub fn stats(&self) -> AgentStats {
+        self.mbox.stats()
+    }
+}
+
+impl<A> fmt::Debug for Ctx<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ctx")
+            .field("agent", &self.id)
+            .field("coop", &self.coop)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,179 @@
+//! The handler table of one agent: which handler runs for a message of type `T` that came
+//! from mbox `S` while the agent is in state `X`.
+//!
+//! Lookup is a short linear scan over the (mbox, type) pairs the agent subscribed to, then an
+//! array index by state. Inheritance is resolved ahead of time: each pair keeps a row with,
+//! for every state, the handler declared in that state or in its nearest ancestor.
+
+use super::Ctx;
+use super::state::{State, StateTree};
+use crate::error::DefineError;
+use crate::ids::MboxId;
+use crate::message::payload::Payload;
+use std::any::TypeId;
+use std::marker::PhantomData;
+
+/// A handler with its message type erased.
+pub(crate) trait ErasedHandler<A>: Send {
+    fn call(&self, agent: &mut A, ctx: &mut Ctx<A>, payload: Payload);
+}
+
+/// A typed handler `Fn(&mut A, &mut Ctx<A>, M)`.
+pub(crate) struct TypedHandler<M, F> {
+    f: F,
+    _message: PhantomData<fn(M)>,
+}
+
+impl<M, F> TypedHandler<M, F> {
+    pub(crate) fn new(f: F) -> Self {
+        TypedHandler {
+            f,
+            _message: PhantomData,
+        }
+    }
+}
+
+impl<A, M, F> ErasedHandler<A> for TypedHandler<M, F>
+where
+    M: Send + 'static,
+    F: Fn(&mut A, &mut Ctx<A>, M) + Send + 'static,
+{
+    #[inline]
+    fn call(&self, agent: &mut A, ctx: &mut Ctx<A>, payload: Payload) {
+        // SAFETY: the table stores this handler under `TypeId::of::<M>()` and the lookup matched
+        // the payload's type id against it.
+        let message = unsafe { payload.take_unchecked::<M>() };
+        (self.f)(agent, ctx, message)
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+struct Entry {
+    source: MboxId,
+    type_id: TypeId,
+    type_name: &'static str,
+    /// Handlers declared directly in a state: (state, index into `handlers`).
+    declared: Vec<(State, u32)>,
+    /// Per state: the effective handler index, or `NONE`.
+    resolved: Box<[u32]>,
+}
+
+/// One agent's subscriptions to queued (non-insend) handlers.
+pub(crate) struct HandlerTable<A> {
+    entries: Vec<Entry>,
+    handlers: Vec<Box<dyn ErasedHandler<A>>>,
+}
+
+impl<A> HandlerTable<A> {
+    pub(crate) fn new() -> Self {
+        HandlerTable {
+            entries: Vec::new(),
+            handlers: Vec::new(),
+        }
+    }
+
+    /// Adds `handler` for (source, type) in each of `states` (one stored handler serves them
+    /// all). Call [`resolve`](Self::resolve) afterwards.
+    pub(crate) fn add(
+        &mut self,
+        source: MboxId,
+        type_id: TypeId,
+        type_name: &'static str,
+        states: &[State],
+        handler: Box<dyn ErasedHandler<A>>,
+        tree: &StateTree<A>,
+    ) -> Result<(), DefineError> {
+        for (i, &state) in states.iter().enumerate() {
+            tree.check(state)?;
+            let declared_twice = states[..i].contains(&state)
+                || self
+                    .position(source, type_id)
+                    .is_some_and(|p| self.entries[p].declared.iter().any(|&(s, _)| s == state));
+            if declared_twice {
+                return Err(DefineError::DuplicateSubscription {
+                    mbox: source,
+                    message: type_name,
+                    state: tree.name(state).to_owned(),
+                });
+            }
+        }
+        let pos = match self.position(source, type_id) {
+            Some(pos) => pos,
+            None => {
+                self.entries.push(Entry {
+                    source,
+                    type_id,
+                    type_name,
+                    declared: Vec::new(),
+                    resolved: Box::new([]),
+                });
+                self.entries.len() - 1
+            }
+        };
+        self.handlers.push(handler);
+        let index =
+            u32::try_from(self.handlers.len() - 1).expect("invariant: fewer than 2^32 handlers");
+        self.entries[pos]
+            .declared
+            .extend(states.iter().map(|&s| (s, index)));
+        Ok(())
+    }
+
+    /// True if (source, type) has a handler in some state.
+    pub(crate) fn subscribes(&self, source: MboxId, type_id: TypeId) -> bool {
+        self.position(source, type_id).is_some()
+    }
+
+    /// Recomputes the effective handler of every state (after states or handlers changed).
+    pub(crate) fn resolve(&mut self, states: &StateTree<A>) {
+        for entry in &mut self.entries {
+            let resolved: Box<[u32]> = (0..states.len())
+                .map(|i| {
+                    let s = State(u16::try_from(i).expect("invariant: state count fits u16"));
+                    states
+                        .self_and_ancestors(s)
+                        .find_map(|st| {
+                            entry
+                                .declared
+                                .iter()
+                                .find(|(d, _)| *d == st)
+                                .map(|&(_, h)| h)
+                        })
+                        .unwrap_or(NONE)
+                })
+                .collect();
+            entry.resolved = resolved;
+        }
+    }
+
+    /// The handler for a message from `source` of type `type_id` in `state`.
+    #[inline]
+    pub(crate) fn lookup(
+        &self,
+        source: MboxId,
+        type_id: TypeId,
+        state: State,
+    ) -> Option<&dyn ErasedHandler<A>> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.type_id == type_id && e.source == source)?;
+        let index = *entry.resolved.get(state.index())?;
+        if index == NONE {
+            return None;
+        }
+        Some(self.handlers[index as usize].as_ref())
+    }
+
+    /// The (source, type name) pairs, for diagnostics.
+    pub(crate) fn subscriptions(&self) -> impl Iterator<Item = (MboxId, &'static str)> + '_ {
+        self.entries.iter().map(|e| (e.source, e.type_name))
+    }
+
+    fn position(&self, source: MboxId, type_id: TypeId) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.type_id == type_id && e.source == source)
+    }
+}

@@ -1,0 +1,223 @@
+//! Agent states: a tree of named states, each with optional on_enter / on_exit hooks and an
+//! optional initial substate.
+//!
+//! Every agent starts in [`State::DEFAULT`] unless its definition says otherwise. Top-level
+//! states are siblings of the default state; a substate inherits the handlers of its ancestors
+//! unless it subscribes its own (see `handlers.rs`).
+
+use super::Ctx;
+use crate::error::DefineError;
+use std::borrow::Cow;
+
+/// Handle of one state of an agent. Cheap to copy; meaningful only for the agent whose
+/// definition created it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct State(pub(crate) u16);
+
+impl State {
+    /// The state every agent is in when it starts, unless its definition chose another.
+    pub const DEFAULT: State = State(0);
+
+    pub(crate) fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+/// A state hook: `fn(&mut Agent, &mut Ctx<Agent>)`.
+pub(crate) type Hook<A> = Box<dyn Fn(&mut A, &mut Ctx<A>) + Send>;
+
+struct Node<A> {
+    name: Cow<'static, str>,
+    parent: Option<State>,
+    depth: u16,
+    initial_substate: Option<State>,
+    on_enter: Option<Hook<A>>,
+    on_exit: Option<Hook<A>>,
+}
+
+/// All states of one agent.
+pub(crate) struct StateTree<A> {
+    nodes: Vec<Node<A>>,
+}
+
+/// The hooks to run for one transition, in order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Transition {
+    /// States left, innermost first.
+    pub(crate) exits: Vec<State>,
+    /// States entered, outermost first.
+    pub(crate) enters: Vec<State>,
+    /// The state the agent ends in (after following initial substates).
+    pub(crate) target: State,
+}
+
+impl<A> StateTree<A> {
+    pub(crate) fn new() -> Self {
+        let default = Node {
+            name: Cow::Borrowed("default"),
+            parent: None,
+            depth: 0,
+            initial_substate: None,
+            on_enter: None,
+            on_exit: None,
+        };
+        StateTree {
+            nodes: vec![default],
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub(crate) fn contains(&self, s: State) -> bool {
+        s.index() < self.nodes.len()
+    }
+
+    pub(crate) fn check(&self, s: State) -> Result<(), DefineError> {
+        if self.contains(s) {
+            Ok(())
+        } else {
+            Err(DefineError::UnknownState(s.0))
+        }
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        name: Cow<'static, str>,
+        parent: Option<State>,
+    ) -> Result<State, DefineError> {
+        if let Some(p) = parent {
+            self.check(p)?;
+        }
+        let index = u16::try_from(self.nodes.len()).map_err(|_| DefineError::TooManyStates)?;
+        let depth = parent.map_or(0, |p| self.nodes[p.index()].depth + 1);
+        self.nodes.push(Node {
+            name,
+            parent,
+            depth,
+            initial_substate: None,
+            on_enter: None,
+            on_exit: None,
+        });
+        Ok(State(index))
+    }
+
+    pub(crate) fn name(&self, s: State) -> &str {
+        self.nodes.get(s.index()).map_or("<unknown>", |n| &n.name)
+    }
+
+    pub(crate) fn parent(&self, s: State) -> Option<State> {
+        self.nodes[s.index()].parent
+    }
+
+    pub(crate) fn set_initial_substate(
+        &mut self,
+        parent: State,
+        child: State,
+    ) -> Result<(), DefineError> {
+        self.check(parent)?;
+        self.check(child)?;
+        if self.nodes[child.index()].parent != Some(parent) {
+            return Err(DefineError::NotASubstate {
+                parent: self.name(parent).to_owned(),
+                child: self.name(child).to_owned(),
+            });
+        }
+        self.nodes[parent.index()].initial_substate = Some(child);
+        Ok(())
+    }
+
+    pub(crate) fn set_on_enter(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
+        self.check(s)?;
+        self.nodes[s.index()].on_enter = Some(hook);
+        Ok(())
+    }
+
+    pub(crate) fn set_on_exit(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
+        self.check(s)?;
+        self.nodes[s.index()].on_exit = Some(hook);
+        Ok(())
+    }
+
+    pub(crate) fn on_enter(&self, s: State) -> Option<&Hook<A>> {
+        self.nodes[s.index()].on_enter.as_ref()
+    }
+
+    pub(crate) fn on_exit(&self, s: State) -> Option<&Hook<A>> {
+        self.nodes[s.index()].on_exit.as_ref()
+    }
+
+    /// `s` followed by its ancestors up to the root.
+    pub(crate) fn self_and_ancestors(&self, s: State) -> impl Iterator<Item = State> + '_ {
+        std::iter::successors(Some(s), |&x| self.parent(x))
+    }
+
+    /// Follows initial substates down from `s`.
+    pub(crate) fn settle(&self, mut s: State) -> State {
+        while let Some(child) = self.nodes[s.index()].initial_substate {
+            s = child;
+        }
+        s
+    }
+
+    /// The exits and enters that take the agent from `from` to `to` (then down `to`'s initial
+    /// substates). A transition to the current state does nothing.
+    pub(crate) fn transition(&self, from: State, to: State) -> Transition {
+        let target = self.settle(to);
+        if target == from {
+            return Transition {
+                exits: Vec::new(),
+                enters: Vec::new(),
+                target,
+            };
+        }
+        let (mut a, mut b) = (Some(from), Some(target));
+        let mut exits = Vec::new();
+        let mut enters = Vec::new();
+        // Walk both sides up to equal depth, then together, until they meet (or both leave
+        // the tree: the states are in different top-level subtrees).
+        let depth = |s: Option<State>| s.map_or(-1i32, |s| i32::from(self.nodes[s.index()].depth));
+        while depth(a) > depth(b) {
+            let s = a.expect("invariant: deeper side is a state");
+            exits.push(s);
+            a = self.parent(s);
+        }
+        while depth(b) > depth(a) {
+            let s = b.expect("invariant: deeper side is a state");
+            enters.push(s);
+            b = self.parent(s);
+        }
+        while a != b {
+            let (sa, sb) = (
+                a.expect("invariant: equal depth"),
+                b.expect("invariant: equal depth"),
+            );
+            exits.push(sa);
+            enters.push(sb);
+            a = self.parent(sa);
+            b = self.parent(sb);
+        }
+        enters.reverse();
+        Transition {
+            exits,
+            enters,
+            target,
+        }
+    }
+
+    /// The path entered when the agent starts in `initial`: root first.
+    pub(crate) fn entry_path(&self, initial: State) -> Transition {
+        let target = self.settle(initial);
+        let mut enters: Vec<State> = self.self_and_ancestors(target).collect();
+        enters.reverse();
+        Transition {
+            exits: Vec::new(),
+            enters,
+            target,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,233 @@
+//! Coops (cooperations): agents registered and deregistered as one unit.
+//!
+//! - Registration is transactional: every agent is defined and bound, then all are published
+//!   at once; if any step fails nothing is registered and the error says which agent failed
+//!   and why.
+//! - Coops form a tree. Deregistering a coop deregisters its children first; a coop's agents
+//!   keep running until all its children are gone, then each receives its finish demand.
+//! - Queued messages: a deregistered agent stops accepting messages when it is told to
+//!   finish; messages queued before its finish demand are still handled; messages sent after
+//!   are refused, and any that race past are discarded when handled — both counted as dead
+//!   letters.
+//! - Each agent's `on_finish` runs exactly once; listeners learn of the deregistration and its
+//!   reason after every agent of the coop has been dropped.
+
+pub(crate) mod registry;
+
+use crate::agent::Agent;
+use crate::agent::cell::UndefinedAgent;
+use crate::agent::shared::AgentShared;
+use crate::disp::Binder;
+use crate::env::EnvHandle;
+use crate::ids::CoopId;
+use crate::mbox::{Mbox, MultiMbox};
+use std::fmt;
+use std::sync::Arc;
+
+/// What happens when a handler panics. The panic is always caught and counted; other agents
+/// keep running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PanicReaction {
+    /// Keep going (the agent's state is whatever the handler left).
+    Ignore,
+    /// Deregister the agent's coop with [`DeregReason::Panic`] (the default).
+    DeregisterCoop,
+    /// Stop the whole environment.
+    ShutdownEnv,
+    /// Abort the process.
+    Abort,
+}
+
+/// Why a coop was deregistered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeregReason {
+    /// Deregistered on request, its work done.
+    Normal,
+    /// The environment shut down.
+    Shutdown,
+    /// Its parent was deregistered.
+    ParentDeregistered,
+    /// A handler of one of its agents panicked (reaction `DeregisterCoop`).
+    Panic,
+    /// An application-defined reason.
+    User(u32),
+}
+
+/// Sent to the mboxes registered with [`Coop::notify_on_dereg`] once the coop is gone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoopDeregistered {
+    /// The coop.
+    pub coop: CoopId,
+    /// Why it was deregistered.
+    pub reason: DeregReason,
+}
+
+pub(crate) enum DeregListener {
+    Mbox(Mbox),
+    Multi(MultiMbox),
+    Callback(Box<dyn FnOnce(CoopDeregistered) + Send>),
+}
+
+impl DeregListener {
+    pub(crate) fn notify(self, event: CoopDeregistered) {
+        match self {
+            DeregListener::Mbox(m) => m.send(event),
+            DeregListener::Multi(m) => m.send(event),
+            DeregListener::Callback(f) => {
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(event))).is_err() {
+                    tracing::error!(coop = %event.coop, "deregistration callback panicked");
+                }
+            }
+        }
+    }
+}
+
+pub(crate) struct PendingAgent {
+    pub(crate) shared: Arc<AgentShared>,
+    pub(crate) binder: Option<Binder>,
+    pub(crate) agent: Box<dyn UndefinedAgent>,
+}
+
+/// A coop being assembled; register it with
+/// [`EnvHandle::register_coop`](crate::EnvHandle::register_coop).
+///
+/// ```
+/// use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
+///
+/// struct Ping(Mbox);
+/// struct Pong;
+/// struct Ball(u32);
+///
+/// impl Agent for Ping {
+///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+///         def.on(|_: &mut Ping, ctx: &mut Ctx<Ping>, Ball(n): Ball| {
+///             if n == 3 { ctx.stop_env() }
+///         })?;
+///         Ok(())
+///     }
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+///         let _ = ctx;
+///         self.0.send(Ball(0));
+///     }
+/// }
+/// impl Agent for Pong {}
+///
+/// let env = Env::new().expect("env");
+/// let mut coop = env.handle().new_coop();
+/// let pong = coop.add(Pong);
+/// coop.add(Ping(pong));
+/// env.handle().register_coop(coop).expect("registered");
+/// env.run();
+/// ```
+pub struct Coop {
+    pub(crate) env: EnvHandle,
+    pub(crate) parent: Option<CoopId>,
+    pub(crate) binder: Option<Binder>,
+    pub(crate) panic_reaction: Option<PanicReaction>,
+    pub(crate) agents: Vec<PendingAgent>,
+    pub(crate) listeners: Vec<DeregListener>,
+}
+
+impl Coop {
+    pub(crate) fn new(env: EnvHandle) -> Self {
+        Coop {
+            env,
+            parent: None,
+            binder: None,
+            panic_reaction: None,
+            agents: Vec::new(),
+            listeners: Vec::new(),
+        }
+    }
+
+    /// Adds an agent, bound to the coop's binder (or the environment's default dispatcher).
+    /// Returns its direct mbox, usable right away for wiring (messages are accepted once the
+    /// coop is registered).
+    pub fn add<A: Agent>(&mut self, agent: A) -> Mbox {
+        self.push(agent, None)
+    }
+
+    /// Adds an agent bound through `binder`.
+    pub fn add_with<A: Agent>(&mut self, agent: A, binder: &Binder) -> Mbox {
+        self.push(agent, Some(binder.clone()))
+    }
+
+    fn push<A: Agent>(&mut self, agent: A, binder: Option<Binder>) -> Mbox {
+        let shared = Arc::new(AgentShared::new(
+            std::any::type_name::<A>(),
+            Arc::clone(&self.env.inner().counters),
+        ));
+        let mbox = Mbox::from_shared(Arc::clone(&shared));
+        self.agents.push(PendingAgent {
+            shared,
+            binder,
+            agent: Box::new(agent),
+        });
+        mbox
+    }
+
+    /// Makes this coop a child of `parent`.
+    pub fn set_parent(&mut self, parent: CoopId) -> &mut Self {
+        self.parent = Some(parent);
+        self
+    }
+
+    /// The binder for agents added without one.
+    pub fn set_binder(&mut self, binder: &Binder) -> &mut Self {
+        self.binder = Some(binder.clone());
+        self
+    }
+
+    /// The panic reaction of agents that do not set their own (default: the parent coop's,
+    /// else the environment's).
+    pub fn set_panic_reaction(&mut self, reaction: PanicReaction) -> &mut Self {
+        self.panic_reaction = Some(reaction);
+        self
+    }
+
+    /// Sends [`CoopDeregistered`] to `mbox` when the coop is gone.
+    pub fn notify_on_dereg(&mut self, mbox: &Mbox) -> &mut Self {
+        self.listeners.push(DeregListener::Mbox(mbox.clone()));
+        self
+    }
+
+    /// Sends [`CoopDeregistered`] to the multi mbox `mbox` when the coop is gone.
+    pub fn notify_multi_on_dereg(&mut self, mbox: &MultiMbox) -> &mut Self {
+        self.listeners.push(DeregListener::Multi(mbox.clone()));
+        self
+    }
+
+    /// Calls `f` (on the thread that drops the coop's last agent) when the coop is gone.
+    pub fn on_dereg(&mut self, f: impl FnOnce(CoopDeregistered) + Send + 'static) -> &mut Self {
+        self.listeners.push(DeregListener::Callback(Box::new(f)));
+        self
+    }
+
+    /// Number of agents added.
+    pub fn len(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// True if no agent was added.
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty()
+    }
+}
+
+impl fmt::Debug for Coop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Coop")
+            .field("parent", &self.parent)
+            .field(
+                "agents",
+                &self
+                    .agents
+                    .iter()
+                    .map(|a| a.agent.agent_type())
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,222 @@
+//! The coop tree of one environment and the deregistration protocol.
+//!
+//! The registry is plain data behind the environment's mutex. Its operations return
+//! [`Actions`] (finish demands to push, listeners to notify) that the environment carries out
+//! after releasing the lock, so no user code and no queue push runs under it.
+//!
+//! Protocol, for `begin_deregistration(c)`:
+//! 1. `c` and every descendant not already leaving are marked `Deregistering` (descendants
+//!    with reason `ParentDeregistered`).
+//! 2. Each marked coop without children starts *finishing*: its agents get a finish demand.
+//! 3. When a coop's last agent has been dropped (`agent_finished`), the coop is removed and
+//!    its listeners notified; if its parent is deregistering and now childless, the parent
+//!    starts finishing (step 2).
+
+use super::{CoopDeregistered, DeregListener, DeregReason, PanicReaction};
+use crate::agent::shared::AgentShared;
+use crate::error::{DeregisterError, RegisterError};
+use crate::ids::CoopId;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+enum Status {
+    Registered,
+    Deregistering {
+        reason: DeregReason,
+        finishing: bool,
+    },
+}
+
+struct Entry {
+    parent: Option<CoopId>,
+    children: Vec<CoopId>,
+    agents: Vec<Arc<AgentShared>>,
+    live_agents: usize,
+    status: Status,
+    listeners: Vec<DeregListener>,
+    panic_reaction: PanicReaction,
+}
+
+/// Work for the environment to do outside the registry lock.
+#[derive(Default)]
+pub(crate) struct Actions {
+    /// Agents to send a finish demand to.
+    pub(crate) finish: Vec<Arc<AgentShared>>,
+    /// Listeners to notify.
+    pub(crate) notify: Vec<(Vec<DeregListener>, CoopDeregistered)>,
+    /// The registry became empty.
+    pub(crate) became_empty: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Registry {
+    coops: HashMap<CoopId, Entry>,
+}
+
+impl Registry {
+    pub(crate) fn len(&self) -> usize {
+        self.coops.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.coops.is_empty()
+    }
+
+    /// The panic reaction of a registered coop (children inherit it).
+    pub(crate) fn panic_reaction_of(&self, id: CoopId) -> Option<PanicReaction> {
+        self.coops.get(&id).map(|e| e.panic_reaction)
+    }
+
+    /// Checks the parent and records a new coop.
+    pub(crate) fn insert(
+        &mut self,
+        id: CoopId,
+        parent: Option<CoopId>,
+        agents: Vec<Arc<AgentShared>>,
+        listeners: Vec<DeregListener>,
+        panic_reaction: PanicReaction,
+    ) -> Result<(), RegisterError> {
+        if let Some(p) = parent {
+            let parent_entry = self
+                .coops
+                .get_mut(&p)
+                .ok_or(RegisterError::ParentNotFound(p))?;
+            if !matches!(parent_entry.status, Status::Registered) {
+                return Err(RegisterError::ParentDeregistering(p));
+            }
+            parent_entry.children.push(id);
+        }
+        let live_agents = agents.len();
+        self.coops.insert(
+            id,
+            Entry {
+                parent,
+                children: Vec::new(),
+                agents,
+                live_agents,
+                status: Status::Registered,
+                listeners,
+                panic_reaction,
+            },
+        );
+        Ok(())
+    }
+
+    /// Coops without a parent.
+    pub(crate) fn roots(&self) -> Vec<CoopId> {
+        self.coops
+            .iter()
+            .filter(|(_, e)| e.parent.is_none())
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    pub(crate) fn begin_deregistration(
+        &mut self,
+        id: CoopId,
+        reason: DeregReason,
+    ) -> Result<Actions, DeregisterError> {
+        let entry = self.coops.get(&id).ok_or(DeregisterError::NotFound(id))?;
+        if !matches!(entry.status, Status::Registered) {
+            return Err(DeregisterError::AlreadyDeregistering(id));
+        }
+        let mut actions = Actions::default();
+        let mut leaves = Vec::new();
+        let mut stack = vec![(id, reason)];
+        while let Some((c, why)) = stack.pop() {
+            let Some(e) = self.coops.get_mut(&c) else {
+                continue;
+            };
+            if !matches!(e.status, Status::Registered) {
+                continue;
+            }
+            e.status = Status::Deregistering {
+                reason: why,
+                finishing: false,
+            };
+            if e.children.is_empty() {
+                leaves.push(c);
+            }
+            stack.extend(
+                e.children
+                    .iter()
+                    .map(|&child| (child, DeregReason::ParentDeregistered)),
+            );
+        }
+        for leaf in leaves {
+            self.start_finishing(leaf, &mut actions);
+        }
+        Ok(actions)
+    }
+
+    /// One agent of `coop` has finished and been dropped.
+    pub(crate) fn agent_finished(&mut self, coop: CoopId) -> Actions {
+        let mut actions = Actions::default();
+        let Some(e) = self.coops.get_mut(&coop) else {
+            tracing::error!(%coop, "agent finished in an unknown coop");
+            return actions;
+        };
+        e.live_agents -= 1;
+        if e.live_agents == 0 {
+            self.finalize(coop, &mut actions);
+        }
+        actions
+    }
+
+    /// Sends finish demands to `coop`'s agents, or removes it at once if it has none.
+    fn start_finishing(&mut self, coop: CoopId, actions: &mut Actions) {
+        let Some(e) = self.coops.get_mut(&coop) else {
+            return;
+        };
+        if let Status::Deregistering { finishing, .. } = &mut e.status {
+            *finishing = true;
+        }
+        if e.live_agents == 0 {
+            self.finalize(coop, actions);
+        } else {
+            actions.finish.extend(e.agents.iter().cloned());
+        }
+    }
+
+    /// Removes a coop whose agents are all gone, then lets a waiting parent finish.
+    fn finalize(&mut self, coop: CoopId, actions: &mut Actions) {
+        let mut next = Some(coop);
+        while let Some(c) = next.take() {
+            let Some(e) = self.coops.remove(&c) else {
+                break;
+            };
+            let reason = match e.status {
+                Status::Deregistering { reason, .. } => reason,
+                Status::Registered => DeregReason::Normal,
+            };
+            actions
+                .notify
+                .push((e.listeners, CoopDeregistered { coop: c, reason }));
+            let Some(p) = e.parent else { continue };
+            let Some(pe) = self.coops.get_mut(&p) else {
+                continue;
+            };
+            pe.children.retain(|&child| child != c);
+            let waiting = matches!(
+                pe.status,
+                Status::Deregistering {
+                    finishing: false,
+                    ..
+                }
+            );
+            if waiting && pe.children.is_empty() {
+                if let Status::Deregistering { finishing, .. } = &mut pe.status {
+                    *finishing = true;
+                }
+                if pe.live_agents == 0 {
+                    next = Some(p);
+                } else {
+                    actions.finish.extend(pe.agents.iter().cloned());
+                }
+            }
+        }
+        if self.coops.is_empty() {
+            actions.became_empty = true;
+        }
+    }
+}

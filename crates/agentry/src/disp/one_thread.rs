@@ -1,0 +1,252 @@
+//! The `one_thread` dispatcher (the default): all its agents run on one worker thread.
+//!
+//! # Ground rules
+//!
+//! - The dispatcher owns one queue of demands for all its agents; the worker runs them one
+//!   at a time, so an agent never runs two handlers at once.
+//! - A send made *on the worker thread* (an agent sending to a sibling on the same
+//!   dispatcher) goes to a thread-local `VecDeque`: no atomic operation at all. A send from
+//!   any other thread goes to the lock-free MPSC queue (`sync/mpsc.rs`) and wakes the worker
+//!   only if it sleeps (`sync/parker.rs`): at most one wake-up per batch.
+//! - Per-sender FIFO holds because a sender always uses the same path. Different senders'
+//!   messages interleave in no promised order.
+//! - When idle, the worker spins briefly (crossbeam `Backoff`), then parks.
+//! - Closing (when the last handle and bound agent are gone, or at environment shutdown)
+//!   makes pushes fail; the worker finishes what is queued and exits. Demands pushed in the
+//!   race with closing are discarded and counted when the queue is dropped.
+
+use super::worker::execute;
+use super::{Binder, BinderKind, EventQueue, Lease, PreparedBinding};
+use crate::demand::Demand;
+use crate::env::EnvHandle;
+use crate::error::{BindError, BuildError};
+use crate::message::Undelivered;
+use crate::slab::AgentSlab;
+use crate::stats::EnvCounters;
+use crate::sync::mpsc::{MpscQueue, Pop};
+use crate::sync::parker::Parker;
+use crossbeam_utils::Backoff;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Demands taken per queue before looking at the other one (fairness between local and
+/// cross-thread senders).
+const BATCH: usize = 256;
+
+thread_local! {
+    /// Address of the queue this thread serves (0 if none).
+    static SERVED_QUEUE: Cell<usize> = const { Cell::new(0) };
+    /// Demands sent by this worker thread to agents of its own dispatcher.
+    static LOCAL: RefCell<VecDeque<Demand>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// The queue of one `one_thread` dispatcher.
+pub(crate) struct Queue {
+    name: String,
+    remote: MpscQueue<Demand>,
+    parker: Parker,
+    closed: AtomicBool,
+    counters: Arc<EnvCounters>,
+    /// Written only by the worker.
+    handled: AtomicU64,
+}
+
+impl Queue {
+    fn address(&self) -> usize {
+        self as *const Queue as usize
+    }
+
+    #[inline]
+    pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(demand);
+        }
+        if SERVED_QUEUE.get() == self.address() {
+            LOCAL.with_borrow_mut(|q| q.push_back(demand));
+        } else {
+            self.remote.push(demand);
+            self.parker.unpark();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn is_served_by_current_thread(&self) -> bool {
+        SERVED_QUEUE.get() == self.address()
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.parker.unpark();
+    }
+
+    /// Number of demands handled so far.
+    pub(crate) fn handled(&self) -> u64 {
+        self.handled.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // Demands pushed in the race with `close`: never run, counted.
+        loop {
+            // SAFETY: `&mut self`: the worker has exited, we are the only consumer.
+            match unsafe { self.remote.pop() } {
+                Pop::Data(d) => d.discard(Undelivered::Shutdown, &self.counters),
+                Pop::Empty => break,
+                Pop::Inconsistent => std::hint::spin_loop(),
+            }
+        }
+    }
+}
+
+/// The worker thread's loop.
+fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
+    // SAFETY: this thread is the queue's single consumer, registered before its first park.
+    unsafe { queue.parker.register_consumer() };
+    SERVED_QUEUE.set(queue.address());
+    crate::env::mark_worker_of(env_address);
+    let backoff = Backoff::new();
+    let mut handled = 0u64;
+    loop {
+        let mut worked = false;
+        for _ in 0..BATCH {
+            let Some(demand) = LOCAL.with_borrow_mut(VecDeque::pop_front) else {
+                break;
+            };
+            // SAFETY: this thread serves the queue the demand was sent to.
+            unsafe { execute(demand, &slab, &queue.counters) };
+            handled += 1;
+            worked = true;
+        }
+        for _ in 0..BATCH {
+            // SAFETY: single consumer (this thread).
+            match unsafe { queue.remote.pop() } {
+                Pop::Data(demand) => {
+                    // SAFETY: as above.
+                    unsafe { execute(demand, &slab, &queue.counters) };
+                    handled += 1;
+                    worked = true;
+                }
+                Pop::Empty => break,
+                Pop::Inconsistent => {
+                    worked = true;
+                    std::hint::spin_loop();
+                    break;
+                }
+            }
+        }
+        if worked {
+            queue.handled.store(handled, Ordering::Relaxed);
+            backoff.reset();
+            continue;
+        }
+        if queue.closed.load(Ordering::Acquire) {
+            break;
+        }
+        if !backoff.is_completed() {
+            backoff.snooze();
+            continue;
+        }
+        queue.parker.park(|| {
+            LOCAL.with_borrow(VecDeque::is_empty)
+                // SAFETY: single consumer (this thread).
+                && unsafe { queue.remote.is_empty_seqcst() }
+                && !queue.closed.load(Ordering::SeqCst)
+        });
+        backoff.reset();
+    }
+    SERVED_QUEUE.set(0);
+    queue.handled.store(handled, Ordering::Relaxed);
+}
+
+struct Core {
+    queue: Arc<Queue>,
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
+}
+
+/// Handle of a `one_thread` dispatcher: one worker thread for all its agents.
+///
+/// The dispatcher lives while a handle or a bound agent exists; its thread is joined when the
+/// environment shuts down.
+///
+/// ```
+/// use agentry::{Agent, Ctx, Env, disp::one_thread::OneThreadDispatcher};
+///
+/// struct Worker;
+/// impl Agent for Worker {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+/// }
+///
+/// let env = Env::new().expect("env");
+/// let disp = OneThreadDispatcher::new(env.handle(), "io").expect("dispatcher");
+/// let mut coop = env.handle().new_coop();
+/// coop.add_with(Worker, &disp.binder());
+/// env.handle().register_coop(coop).expect("registered");
+/// env.run();
+/// ```
+#[derive(Clone)]
+pub struct OneThreadDispatcher(Arc<Core>);
+
+impl OneThreadDispatcher {
+    /// Starts a dispatcher thread named `agentry-<name>`.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+        let inner = env.inner();
+        let name = name.into();
+        let queue = Arc::new(Queue {
+            name: name.clone(),
+            remote: MpscQueue::new(),
+            parker: Parker::new(),
+            closed: AtomicBool::new(false),
+            counters: Arc::clone(&inner.counters),
+            handled: AtomicU64::new(0),
+        });
+        let slab = Arc::clone(&inner.slab);
+        let worker_queue = Arc::clone(&queue);
+        let env_address = inner.address();
+        inner.spawn_worker(&format!("agentry-{name}"), Arc::clone(&queue), move || {
+            run(worker_queue, slab, env_address)
+        })?;
+        Ok(OneThreadDispatcher(Arc::new(Core { queue })))
+    }
+
+    /// A binder for agents that should run on this dispatcher.
+    pub fn binder(&self) -> Binder {
+        Binder(BinderKind::OneThread(self.clone()))
+    }
+
+    /// The dispatcher's name.
+    pub fn name(&self) -> &str {
+        &self.0.queue.name
+    }
+
+    /// Demands handled so far (updated after each batch).
+    pub fn handled(&self) -> u64 {
+        self.0.queue.handled()
+    }
+
+    pub(crate) fn prepare(&self) -> Result<PreparedBinding, BindError> {
+        if self.0.queue.closed.load(Ordering::Acquire) {
+            return Err(BindError::DispatcherShutDown(self.0.queue.name.clone()));
+        }
+        Ok(PreparedBinding {
+            queue: EventQueue::OneThread(Arc::clone(&self.0.queue)),
+            lease: Lease(Arc::clone(&self.0) as Arc<dyn std::any::Any + Send + Sync>),
+        })
+    }
+}
+
+impl fmt::Debug for OneThreadDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OneThreadDispatcher")
+            .field("name", &self.0.queue.name)
+            .finish()
+    }
+}

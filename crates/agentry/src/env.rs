@@ -1,0 +1,594 @@
+//! The environment: owns the agents, coops, dispatchers and named mboxes of one application.
+//!
+//! [`Env`] is the owner (dropping it stops and joins everything); [`EnvHandle`] is the cheap
+//! clone every thread and agent uses.
+//!
+//! # Shutdown protocol
+//!
+//! 1. `stop()` (from any thread or agent): the environment enters *stopping* and calls every
+//!    [`StopGuard`]. Coops keep running; new coops may still be registered.
+//! 2. When the last guard is removed, it enters *shutting down*: every root coop is
+//!    deregistered with [`DeregReason::Shutdown`] (children first, as always); new
+//!    registrations fail with [`RegisterError::EnvStopped`].
+//! 3. When the last coop is gone it is *stopped*: [`Env::run`] returns (after closing the
+//!    dispatchers and joining their threads).
+//!
+//! With autoshutdown (the default) the environment also stops by itself when its last coop
+//! is deregistered, or at `run()` if no coop was ever registered.
+
+mod builder;
+
+pub use builder::EnvBuilder;
+
+use crate::agent::Agent;
+use crate::coop::registry::{Actions, Registry};
+use crate::coop::{Coop, DeregReason, PanicReaction};
+use crate::demand::Demand;
+use crate::disp::Binder;
+use crate::disp::one_thread::{OneThreadDispatcher, Queue};
+use crate::error::{BuildError, DeregisterError, NameError, RegisterError, StopGuardError};
+use crate::ids::{AgentId, CoopId};
+use crate::limit::LimitTable;
+use crate::mbox::{Mbox, MultiMbox};
+use crate::slab::AgentSlab;
+use crate::stats::{EnvCounters, EnvStats};
+use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+
+/// Something that must finish before the environment shuts down (e.g. flushing a log,
+/// closing connections gracefully). Added with [`EnvHandle::add_stop_guard`].
+pub trait StopGuard: Send + Sync {
+    /// Called once when the environment starts stopping; call
+    /// [`EnvHandle::remove_stop_guard`] when done.
+    fn stop(&self);
+}
+
+/// Identifies an added [`StopGuard`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StopGuardId(u64);
+
+const RUNNING: u8 = 0;
+const STOPPING: u8 = 1;
+const SHUTTING_DOWN: u8 = 2;
+const STOPPED: u8 = 3;
+
+thread_local! {
+    /// Address of the environment whose dispatcher this thread runs (0 if none).
+    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks the calling thread as a worker of the environment at `env_address`.
+pub(crate) fn mark_worker_of(env_address: usize) {
+    WORKER_OF.set(env_address);
+}
+
+struct Lifecycle {
+    guards: HashMap<u64, Arc<dyn StopGuard>>,
+    next_guard: u64,
+}
+
+struct WorkerThread {
+    queue: Arc<Queue>,
+    join: JoinHandle<()>,
+}
+
+enum Named {
+    Multi(MultiMbox),
+    Direct(Mbox),
+}
+
+pub(crate) struct Config {
+    pub(crate) panic_reaction: PanicReaction,
+    pub(crate) autoshutdown: bool,
+}
+
+pub(crate) struct EnvInner {
+    pub(crate) slab: Arc<AgentSlab>,
+    pub(crate) counters: Arc<EnvCounters>,
+    registry: Mutex<Registry>,
+    ever_registered: std::sync::atomic::AtomicBool,
+    names: Mutex<HashMap<String, Named>>,
+    phase: AtomicU8,
+    lifecycle: Mutex<Lifecycle>,
+    stopped: Condvar,
+    workers: Mutex<Vec<WorkerThread>>,
+    default_binder: OnceLock<Binder>,
+    config: Config,
+}
+
+impl EnvInner {
+    fn new(config: Config) -> Self {
+        EnvInner {
+            slab: Arc::new(AgentSlab::new()),
+            counters: Arc::new(EnvCounters::default()),
+            registry: Mutex::new(Registry::default()),
+            ever_registered: std::sync::atomic::AtomicBool::new(false),
+            names: Mutex::new(HashMap::new()),
+            phase: AtomicU8::new(RUNNING),
+            lifecycle: Mutex::new(Lifecycle {
+                guards: HashMap::new(),
+                next_guard: 1,
+            }),
+            stopped: Condvar::new(),
+            workers: Mutex::new(Vec::new()),
+            default_binder: OnceLock::new(),
+            config,
+        }
+    }
+
+    pub(crate) fn address(&self) -> usize {
+        self as *const EnvInner as usize
+    }
+
+    fn phase(&self) -> u8 {
+        self.phase.load(Ordering::Acquire)
+    }
+
+    /// Spawns a dispatcher thread; it is joined at shutdown.
+    pub(crate) fn spawn_worker(
+        &self,
+        name: &str,
+        queue: Arc<Queue>,
+        body: impl FnOnce() + Send + 'static,
+    ) -> Result<(), BuildError> {
+        let mut workers = self.workers.lock();
+        if self.phase() == STOPPED {
+            return Err(BuildError::EnvStopped);
+        }
+        let join = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(body)?;
+        workers.push(WorkerThread { queue, join });
+        Ok(())
+    }
+
+    fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
+        if self.address() != coop.env.inner().address() {
+            return Err(RegisterError::WrongEnv);
+        }
+        if self.phase() >= SHUTTING_DOWN {
+            return Err(RegisterError::EnvStopped);
+        }
+        let Coop {
+            parent,
+            binder,
+            panic_reaction,
+            agents,
+            listeners,
+            env: _,
+        } = coop;
+
+        // Phase 1: every agent defines itself (user code, no lock held).
+        let mut defined = Vec::with_capacity(agents.len());
+        for (index, pending) in agents.into_iter().enumerate() {
+            let agent_type = pending.agent.agent_type();
+            let me = Mbox::from_shared(Arc::clone(&pending.shared));
+            let agent = pending.agent;
+            match catch_unwind(AssertUnwindSafe(move || agent.define(me))) {
+                Ok(Ok(d)) => defined.push((pending.shared, pending.binder, d, agent_type)),
+                Ok(Err(source)) => {
+                    return Err(RegisterError::Define {
+                        index,
+                        agent_type,
+                        source,
+                    });
+                }
+                Err(_) => return Err(RegisterError::DefinePanicked { index, agent_type }),
+            }
+        }
+
+        // Phase 2: every agent's binding is prepared (fallible; dropping rolls back).
+        let default = self
+            .default_binder
+            .get()
+            .expect("invariant: set by EnvBuilder::build");
+        let mut prepared = Vec::with_capacity(defined.len());
+        for (index, (_, own, _, agent_type)) in defined.iter().enumerate() {
+            let b = own.as_ref().or(binder.as_ref()).unwrap_or(default);
+            let p = b.prepare().map_err(|source| RegisterError::Bind {
+                index,
+                agent_type,
+                source,
+            })?;
+            prepared.push(p);
+        }
+
+        // Phase 3: commit (infallible past the parent check), under the registry lock so that
+        // a concurrent deregistration or shutdown sees the coop whole or not at all.
+        let id = CoopId::next();
+        let mut registry = self.registry.lock();
+        if self.phase() >= SHUTTING_DOWN {
+            return Err(RegisterError::EnvStopped);
+        }
+        let coop_reaction = panic_reaction
+            .or_else(|| parent.and_then(|p| registry.panic_reaction_of(p)))
+            .unwrap_or(self.config.panic_reaction);
+        let shared_list = defined.iter().map(|(s, ..)| Arc::clone(s)).collect();
+        registry.insert(id, parent, shared_list, listeners, coop_reaction)?;
+        self.ever_registered.store(true, Ordering::Relaxed);
+        let handle = EnvHandle(Arc::clone(self));
+        for ((shared, _, mut defined, _), prepared) in defined.into_iter().zip(prepared) {
+            let parts = defined.take_sender_parts();
+            let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
+            let multi_keys = parts
+                .multi
+                .iter()
+                .map(|m| (m.mbox.clone(), m.type_id))
+                .collect();
+            let queue = prepared.queue;
+            let lease = prepared.lease;
+            let target = self.slab.insert(&shared, |aref| {
+                defined.into_body(crate::agent::cell::Attach {
+                    id: aref.id(),
+                    coop: id,
+                    env: handle.clone(),
+                    panic_reaction: reaction,
+                    multi: multi_keys,
+                    lease,
+                })
+            });
+            shared.bind(crate::agent::shared::Binding {
+                id: target.id(),
+                coop: id,
+                target,
+                queue: queue.clone(),
+                insend: parts.insend,
+                limits: LimitTable::new(parts.limits),
+                panic_reaction: reaction,
+                env: Arc::downgrade(self),
+            });
+            for m in parts.multi {
+                m.mbox
+                    .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
+            }
+            if queue.push(Demand::start(target)).is_err() {
+                unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
+            }
+        }
+        drop(registry);
+        Ok(id)
+    }
+
+    fn deregister(
+        self: &Arc<Self>,
+        id: CoopId,
+        reason: DeregReason,
+    ) -> Result<(), DeregisterError> {
+        let actions = self.registry.lock().begin_deregistration(id, reason)?;
+        self.perform(actions);
+        Ok(())
+    }
+
+    pub(crate) fn agent_finished(self: &Arc<Self>, coop: CoopId) {
+        let actions = self.registry.lock().agent_finished(coop);
+        self.perform(actions);
+    }
+
+    fn perform(self: &Arc<Self>, actions: Actions) {
+        for shared in actions.finish {
+            shared.stop_accepting();
+            let b = shared
+                .binding()
+                .expect("invariant: registered agents are bound");
+            if let Err(demand) = b.queue.push(Demand::finish(b.target)) {
+                // Cannot happen while the agent holds its dispatcher lease; keep the env
+                // consistent anyway.
+                tracing::error!(agent = %b.id, "dispatcher closed before its agent finished");
+                drop(demand);
+                self.agent_finished(b.coop);
+            }
+        }
+        for (listeners, event) in actions.notify {
+            tracing::debug!(coop = %event.coop, reason = ?event.reason, "coop deregistered");
+            for l in listeners {
+                l.notify(event);
+            }
+        }
+        if actions.became_empty {
+            self.registry_became_empty();
+        }
+    }
+
+    fn registry_became_empty(self: &Arc<Self>) {
+        match self.phase() {
+            SHUTTING_DOWN => self.mark_stopped(),
+            RUNNING if self.config.autoshutdown => self.stop(),
+            _ => {}
+        }
+    }
+
+    pub(crate) fn react_to_panic(self: &Arc<Self>, reaction: PanicReaction, coop: CoopId) {
+        match reaction {
+            PanicReaction::Ignore => {}
+            PanicReaction::DeregisterCoop => {
+                let _ = self.deregister(coop, DeregReason::Panic);
+            }
+            PanicReaction::ShutdownEnv => self.stop(),
+            PanicReaction::Abort => {
+                eprintln!("agentry: a handler panicked and the panic reaction is Abort");
+                std::process::abort();
+            }
+        }
+    }
+
+    pub(crate) fn stop(self: &Arc<Self>) {
+        let guards: Vec<Arc<dyn StopGuard>> = {
+            let lifecycle = self.lifecycle.lock();
+            if self.phase() != RUNNING {
+                return;
+            }
+            self.phase.store(STOPPING, Ordering::Release);
+            lifecycle.guards.values().cloned().collect()
+        };
+        for g in guards {
+            if catch_unwind(AssertUnwindSafe(|| g.stop())).is_err() {
+                self.counters.panics.fetch_add(1, Ordering::Relaxed);
+                tracing::error!("stop guard panicked");
+            }
+        }
+        self.shut_down_if_unguarded();
+    }
+
+    fn shut_down_if_unguarded(self: &Arc<Self>) {
+        {
+            let lifecycle = self.lifecycle.lock();
+            if self.phase() != STOPPING || !lifecycle.guards.is_empty() {
+                return;
+            }
+            self.phase.store(SHUTTING_DOWN, Ordering::Release);
+        }
+        let roots = self.registry.lock().roots();
+        for root in roots {
+            // Coops already leaving keep their own reason.
+            let _ = self.deregister(root, DeregReason::Shutdown);
+        }
+        if self.registry.lock().is_empty() {
+            self.mark_stopped();
+        }
+    }
+
+    fn mark_stopped(&self) {
+        let _lifecycle = self.lifecycle.lock();
+        if self.phase() == SHUTTING_DOWN {
+            self.phase.store(STOPPED, Ordering::Release);
+            self.stopped.notify_all();
+        }
+    }
+
+    /// Blocks until stopped, then closes every dispatcher and joins its thread.
+    fn wait_and_join(self: &Arc<Self>) {
+        if WORKER_OF.get() == self.address() {
+            tracing::error!(
+                "an environment was run or dropped on one of its own worker threads; not waiting"
+            );
+            return;
+        }
+        {
+            let mut lifecycle = self.lifecycle.lock();
+            while self.phase() != STOPPED {
+                self.stopped.wait(&mut lifecycle);
+            }
+        }
+        let workers = std::mem::take(&mut *self.workers.lock());
+        for w in &workers {
+            w.queue.close();
+        }
+        for w in workers {
+            if w.join.join().is_err() {
+                tracing::error!("a dispatcher thread panicked");
+            }
+        }
+    }
+}
+
+/// A cheap, cloneable handle to an environment, usable from any thread.
+#[derive(Clone)]
+pub struct EnvHandle(Arc<EnvInner>);
+
+impl EnvHandle {
+    pub(crate) fn inner(&self) -> &Arc<EnvInner> {
+        &self.0
+    }
+
+    /// A new, empty coop of this environment.
+    pub fn new_coop(&self) -> Coop {
+        Coop::new(self.clone())
+    }
+
+    /// Registers `coop`: all its agents are defined, bound and started, or none is.
+    pub fn register_coop(&self, coop: Coop) -> Result<CoopId, RegisterError> {
+        self.0.register(coop)
+    }
+
+    /// Registers a coop holding just `agent`; returns the agent's mbox.
+    pub fn register_agent<A: Agent>(&self, agent: A) -> Result<Mbox, RegisterError> {
+        let mut coop = self.new_coop();
+        let mbox = coop.add(agent);
+        self.register_coop(coop)?;
+        Ok(mbox)
+    }
+
+    /// Starts deregistering a coop (children first). Returns immediately.
+    pub fn deregister_coop(
+        &self,
+        coop: CoopId,
+        reason: DeregReason,
+    ) -> Result<(), DeregisterError> {
+        self.0.deregister(coop, reason)
+    }
+
+    /// Starts stopping the environment (see the shutdown protocol). Returns immediately;
+    /// calling it again does nothing.
+    pub fn stop(&self) {
+        self.0.stop();
+    }
+
+    /// True once the environment has fully stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.0.phase() == STOPPED
+    }
+
+    /// A new anonymous multi mbox.
+    pub fn create_mbox(&self) -> MultiMbox {
+        MultiMbox::new(None, Arc::clone(&self.0.counters))
+    }
+
+    /// The multi mbox named `name`, created on first use.
+    pub fn named_mbox(&self, name: &str) -> Result<MultiMbox, NameError> {
+        if name.is_empty() {
+            return Err(NameError::Empty);
+        }
+        let mut names = self.0.names.lock();
+        match names.get(name) {
+            Some(Named::Multi(m)) => Ok(m.clone()),
+            Some(Named::Direct(_)) => Err(NameError::KindMismatch(name.to_owned())),
+            None => {
+                let m = MultiMbox::new(Some(name.into()), Arc::clone(&self.0.counters));
+                names.insert(name.to_owned(), Named::Multi(m.clone()));
+                Ok(m)
+            }
+        }
+    }
+
+    /// Publishes an agent's direct mbox under `name` (e.g. a service others send requests
+    /// to). Publishing the same mbox again is fine; another mbox under a taken name is
+    /// [`NameError::Taken`].
+    pub fn publish(&self, name: &str, mbox: &Mbox) -> Result<(), NameError> {
+        if name.is_empty() {
+            return Err(NameError::Empty);
+        }
+        let mut names = self.0.names.lock();
+        match names.get(name) {
+            Some(Named::Direct(m)) if m == mbox => Ok(()),
+            Some(_) => Err(NameError::Taken(name.to_owned())),
+            None => {
+                names.insert(name.to_owned(), Named::Direct(mbox.clone()));
+                Ok(())
+            }
+        }
+    }
+
+    /// The direct mbox published under `name`.
+    pub fn lookup(&self, name: &str) -> Option<Mbox> {
+        match self.0.names.lock().get(name) {
+            Some(Named::Direct(m)) => Some(m.clone()),
+            _ => None,
+        }
+    }
+
+    /// Removes a name (of a published or a named multi mbox). Returns true if it existed.
+    pub fn unpublish(&self, name: &str) -> bool {
+        self.0.names.lock().remove(name).is_some()
+    }
+
+    /// The direct mbox of the live agent `id`, if it still exists.
+    pub fn mbox_of(&self, id: AgentId) -> Option<Mbox> {
+        self.0.slab.lookup(id).map(Mbox::from_shared)
+    }
+
+    /// Adds a stop guard; fails if the environment is already stopping.
+    pub fn add_stop_guard(&self, guard: Arc<dyn StopGuard>) -> Result<StopGuardId, StopGuardError> {
+        let mut lifecycle = self.0.lifecycle.lock();
+        if self.0.phase() != RUNNING {
+            return Err(StopGuardError::EnvStopping);
+        }
+        let id = lifecycle.next_guard;
+        lifecycle.next_guard += 1;
+        lifecycle.guards.insert(id, guard);
+        Ok(StopGuardId(id))
+    }
+
+    /// Removes a stop guard; the last one removed while stopping lets shutdown proceed.
+    /// Returns true if it was present.
+    pub fn remove_stop_guard(&self, id: StopGuardId) -> bool {
+        let removed = self.0.lifecycle.lock().guards.remove(&id.0).is_some();
+        if removed {
+            self.0.shut_down_if_unguarded();
+        }
+        removed
+    }
+
+    /// A snapshot of the environment's counters.
+    pub fn stats(&self) -> EnvStats {
+        let coops = self.0.registry.lock().len();
+        self.0.counters.snapshot(coops, self.0.slab.live())
+    }
+
+    /// The binder of the default (`one_thread`) dispatcher.
+    pub fn default_binder(&self) -> Binder {
+        self.0
+            .default_binder
+            .get()
+            .expect("invariant: set by EnvBuilder::build")
+            .clone()
+    }
+}
+
+impl fmt::Debug for EnvHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnvHandle")
+            .field("phase", &self.0.phase())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The owner of an environment. [`run`](Env::run) blocks until it stops; dropping it stops
+/// it and waits.
+pub struct Env {
+    handle: EnvHandle,
+}
+
+impl Env {
+    /// An environment with the default settings.
+    pub fn new() -> Result<Env, BuildError> {
+        Env::builder().build()
+    }
+
+    /// A builder for an environment with custom settings.
+    pub fn builder() -> EnvBuilder {
+        EnvBuilder::default()
+    }
+
+    fn from_config(config: Config) -> Result<Env, BuildError> {
+        let handle = EnvHandle(Arc::new(EnvInner::new(config)));
+        let default = OneThreadDispatcher::new(&handle, "default")?;
+        if handle.0.default_binder.set(default.binder()).is_err() {
+            unreachable!("invariant: a new environment has no default binder yet");
+        }
+        Ok(Env { handle })
+    }
+
+    /// The handle to give to threads and agents.
+    pub fn handle(&self) -> &EnvHandle {
+        &self.handle
+    }
+
+    /// Blocks until the environment stops (see the shutdown protocol), then joins its
+    /// dispatcher threads.
+    pub fn run(self) {
+        let inner = &self.handle.0;
+        if inner.config.autoshutdown && !inner.ever_registered.load(Ordering::Relaxed) {
+            inner.stop();
+        }
+        inner.wait_and_join();
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.handle.0.stop();
+        self.handle.0.wait_and_join();
+    }
+}
+
+impl fmt::Debug for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Env").field("handle", &self.handle).finish()
+    }
+}

@@ -1,0 +1,85 @@
+//! Typed identifiers.
+//!
+//! - [`AgentId`] is a slot index plus a generation: slots of deregistered agents are reused, the
+//!   generation never repeats for a slot, so a stale id (or a demand queued for a dead agent)
+//!   can never reach the agent that reuses the slot.
+//! - [`MboxId`] and [`CoopId`] come from process-wide 64-bit counters and are never reused.
+
+use std::fmt;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Identity of a registered agent: slot index + generation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(NonZeroU64);
+
+impl AgentId {
+    /// `generation` is odd for a live agent, hence never zero.
+    pub(crate) fn new(slot: u32, generation: u32) -> Self {
+        let raw = (u64::from(generation) << 32) | u64::from(slot);
+        AgentId(NonZeroU64::new(raw).expect("invariant: live generations are odd, never zero"))
+    }
+
+    /// Index of the agent's slot in its environment (reused after the agent is gone).
+    pub fn slot(self) -> u32 {
+        self.0.get() as u32
+    }
+
+    /// Generation of the slot when this agent occupied it.
+    pub fn generation(self) -> u32 {
+        (self.0.get() >> 32) as u32
+    }
+}
+
+impl fmt::Debug for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AgentId({}.{})", self.slot(), self.generation())
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "agent#{}.{}", self.slot(), self.generation())
+    }
+}
+
+macro_rules! counter_id {
+    ($(#[$doc:meta])* $name:ident, $counter:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+        pub struct $name(NonZeroU64);
+
+        static $counter: AtomicU64 = AtomicU64::new(1);
+
+        impl $name {
+            pub(crate) fn next() -> Self {
+                let raw = $counter.fetch_add(1, Ordering::Relaxed);
+                $name(NonZeroU64::new(raw).expect("invariant: the counter starts at 1 and never wraps"))
+            }
+
+            /// The raw value (unique in this process).
+            pub fn get(self) -> u64 {
+                self.0.get()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($prefix, "#{}"), self.0)
+            }
+        }
+    };
+}
+
+counter_id!(
+    /// Identity of an mbox; never reused within a process.
+    MboxId,
+    NEXT_MBOX_ID,
+    "mbox"
+);
+counter_id!(
+    /// Identity of a coop (cooperation); never reused within a process.
+    CoopId,
+    NEXT_COOP_ID,
+    "coop"
+);

@@ -1,0 +1,247 @@
+//! Message limits (overload control).
+//!
+//! An agent may declare, per message type, how many demands of that type may wait in its
+//! queue (`def.limit::<M>(max, reaction)`). The counter goes up when a message is queued and
+//! down when the agent takes it; the message that would exceed the limit meets the limit's
+//! [`Overload`] reaction. Every reaction is counted in the environment's stats, so nothing is
+//! lost without a counter showing it.
+//!
+//! The limited type is the handler's parameter type: `M` for the agent's own mbox, `Arc<T>`
+//! for messages from a [`MultiMbox`](crate::MultiMbox). Insend handlers bypass limits.
+
+use crate::agent::shared::{AgentShared, Refused};
+use crate::demand::LimitSlot;
+use crate::mbox::{Mbox, MultiMbox};
+use std::any::{Any, TypeId};
+use std::cell::Cell;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A redirect or transform chain longer than this is cut: the message is dropped and counted
+/// in `EnvStats::redirect_loops` (limits that redirect to each other would otherwise loop).
+pub const MAX_REDIRECT_DEPTH: u32 = 32;
+
+/// What happens to a message that would exceed its receiver's limit.
+pub enum Overload<M> {
+    /// Drop it and count it (`EnvStats::limit_dropped`); `try_send` gives it back instead.
+    Drop,
+    /// Log it and abort the process (for limits that must never be hit).
+    Abort,
+    /// Send it to another agent instead (`EnvStats::limit_redirected`).
+    Redirect(Mbox),
+    /// Turn it into another message for another mbox (`EnvStats::limit_transformed`).
+    Transform(Box<dyn Fn(M) -> Transformed + Send + Sync>),
+}
+
+impl<M> Overload<M> {
+    /// A [`Transform`](Overload::Transform) reaction from a closure.
+    pub fn transform(f: impl Fn(M) -> Transformed + Send + Sync + 'static) -> Self {
+        Overload::Transform(Box::new(f))
+    }
+}
+
+impl<M> fmt::Debug for Overload<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Overload::Drop => f.write_str("Drop"),
+            Overload::Abort => f.write_str("Abort"),
+            Overload::Redirect(m) => f.debug_tuple("Redirect").field(m).finish(),
+            Overload::Transform(_) => f.write_str("Transform(..)"),
+        }
+    }
+}
+
+/// The result of a [`Overload::Transform`] closure: a message bound for an mbox.
+pub struct Transformed(Box<dyn FnOnce() + Send>);
+
+impl Transformed {
+    /// Send `message` to the direct mbox `to`.
+    pub fn to<T: Send + 'static>(to: &Mbox, message: T) -> Self {
+        let to = to.clone();
+        Transformed(Box::new(move || to.send(message)))
+    }
+
+    /// Send `message` to the multi mbox `to`.
+    pub fn to_multi<T: Send + Sync + 'static>(to: &MultiMbox, message: T) -> Self {
+        let to = to.clone();
+        Transformed(Box::new(move || to.send(message)))
+    }
+}
+
+impl fmt::Debug for Transformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Transformed(..)")
+    }
+}
+
+thread_local! {
+    static REDIRECT_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f` one redirect level deeper, or returns `None` when the chain is too long.
+fn one_level_deeper(f: impl FnOnce()) -> Option<()> {
+    REDIRECT_DEPTH.with(|d| {
+        if d.get() >= MAX_REDIRECT_DEPTH {
+            return None;
+        }
+        d.set(d.get() + 1);
+        f();
+        d.set(d.get() - 1);
+        Some(())
+    })
+}
+
+/// One declared limit.
+pub(crate) struct LimitEntry {
+    type_id: TypeId,
+    type_name: &'static str,
+    max: usize,
+    queued: AtomicUsize,
+    reaction: Box<dyn Any + Send + Sync>,
+}
+
+impl LimitEntry {
+    pub(crate) fn new<M: Send + 'static>(max: usize, reaction: Overload<M>) -> Self {
+        LimitEntry {
+            type_id: TypeId::of::<M>(),
+            type_name: std::any::type_name::<M>(),
+            max,
+            queued: AtomicUsize::new(0),
+            reaction: Box::new(reaction),
+        }
+    }
+
+    pub(crate) fn type_id(&self) -> TypeId {
+        self.type_id
+    }
+
+    /// Applies the reaction to a message that exceeded this limit.
+    pub(crate) fn react<P: Send + 'static>(
+        &self,
+        agent: &Arc<AgentShared>,
+        message: P,
+    ) -> Result<(), Refused<P>> {
+        let counters = &agent.counters;
+        let Some(reaction) = self.reaction.downcast_ref::<Overload<P>>() else {
+            unreachable!("invariant: a limit is stored under the TypeId of its reaction's type")
+        };
+        tracing::debug!(
+            target: "agentry::delivery",
+            mbox = %agent.mbox_id,
+            message = self.type_name,
+            limit = self.max,
+            reaction = ?reaction,
+            "message limit reached"
+        );
+        match reaction {
+            Overload::Drop => {
+                counters.limit_dropped.fetch_add(1, Ordering::Relaxed);
+                agent.stats.limit_dropped.fetch_add(1, Ordering::Relaxed);
+                Err(Refused::Overloaded(message))
+            }
+            Overload::Abort => {
+                tracing::error!(
+                    message = self.type_name,
+                    limit = self.max,
+                    "message limit reached: aborting"
+                );
+                eprintln!(
+                    "agentry: message limit {} for {} reached (reaction Abort): aborting",
+                    self.max, self.type_name
+                );
+                std::process::abort()
+            }
+            Overload::Redirect(to) => {
+                let mut message = Some(message);
+                match one_level_deeper(|| to.send(message.take().expect("invariant: taken once"))) {
+                    Some(()) => {
+                        counters.limit_redirected.fetch_add(1, Ordering::Relaxed);
+                        Ok(())
+                    }
+                    None => self.cut_loop(agent, message.expect("invariant: not sent")),
+                }
+            }
+            Overload::Transform(f) => {
+                let mut message = Some(message);
+                match one_level_deeper(|| (f(message.take().expect("invariant: taken once")).0)()) {
+                    Some(()) => {
+                        counters.limit_transformed.fetch_add(1, Ordering::Relaxed);
+                        Ok(())
+                    }
+                    None => self.cut_loop(agent, message.expect("invariant: not sent")),
+                }
+            }
+        }
+    }
+
+    fn cut_loop<P>(&self, agent: &AgentShared, message: P) -> Result<(), Refused<P>> {
+        agent
+            .counters
+            .redirect_loops
+            .fetch_add(1, Ordering::Relaxed);
+        agent.stats.limit_dropped.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            message = self.type_name,
+            "redirect chain too long: message dropped"
+        );
+        Err(Refused::Overloaded(message))
+    }
+}
+
+/// Outcome of taking a place under a limit.
+pub(crate) enum Acquire<'a> {
+    /// The type has no limit.
+    Unlimited,
+    /// A place was taken; release it when the demand is taken.
+    Slot(LimitSlot),
+    /// The limit is full.
+    Exceeded(&'a LimitEntry),
+}
+
+/// The limits of one agent, fixed at registration.
+#[derive(Default)]
+pub(crate) struct LimitTable {
+    entries: Box<[LimitEntry]>,
+}
+
+impl LimitTable {
+    pub(crate) fn new(entries: Vec<LimitEntry>) -> Self {
+        assert!(
+            entries.len() < usize::from(u16::MAX),
+            "invariant: limits are indexed by u16"
+        );
+        LimitTable {
+            entries: entries.into_boxed_slice(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn acquire<P: 'static>(&self) -> Acquire<'_> {
+        let wanted = TypeId::of::<P>();
+        let Some((index, entry)) = self
+            .entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.type_id == wanted)
+        else {
+            return Acquire::Unlimited;
+        };
+        if entry.queued.fetch_add(1, Ordering::AcqRel) >= entry.max {
+            entry.queued.fetch_sub(1, Ordering::AcqRel);
+            return Acquire::Exceeded(entry);
+        }
+        Acquire::Slot(LimitSlot::new(index as u16))
+    }
+
+    /// Gives back a place taken by [`acquire`](Self::acquire).
+    pub(crate) fn release(&self, slot: LimitSlot) {
+        if let Some(index) = slot.index() {
+            self.entries[index].queued.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Mboxes: where messages are sent.
+//!
+//! - [`Mbox`]: an agent's *direct* mbox (MPSC). The message is moved to the agent: no `Arc`,
+//!   no clone, and for small messages no allocation. Only its owner subscribes to it.
+//! - [`MultiMbox`]: a *multi* mbox (MPMC publish/subscribe). Every agent subscribed to the
+//!   message's type gets it (subject to its delivery filter), shared through one `Arc`; the
+//!   message type must therefore be `Send + Sync`.
+//!
+//! Both are cheap to clone handles. A send never blocks and never panics: a message that
+//! cannot be delivered is counted in [`EnvStats`](crate::EnvStats) (and given back by the
+//! `try_` variants).
+
+mod multi;
+
+pub use multi::MultiMbox;
+pub(crate) use multi::{FilterFn, SubscriberOptions};
+
+use crate::agent::cell::current_agent;
+use crate::agent::shared::{AgentShared, Refused};
+use crate::error::{RequestError, SendError};
+use crate::ids::{AgentId, MboxId};
+use crate::message::payload::Payload;
+use crate::request::{ReplySlot, Request};
+use crate::stats::AgentStats;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An agent's direct mbox.
+///
+/// Obtained from [`Coop::add`](crate::Coop::add), [`Ctx::mbox`](crate::Ctx::mbox) or a name
+/// lookup. It stays valid after the agent is gone; sends to it are then refused and counted.
+#[derive(Clone)]
+pub struct Mbox(Arc<AgentShared>);
+
+impl Mbox {
+    pub(crate) fn from_shared(shared: Arc<AgentShared>) -> Self {
+        Mbox(shared)
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<AgentShared> {
+        &self.0
+    }
+
+    /// The mbox's id.
+    pub fn id(&self) -> MboxId {
+        self.0.mbox_id
+    }
+
+    /// The owning agent's id (`None` until its coop is registered).
+    pub fn agent_id(&self) -> Option<AgentId> {
+        self.0.binding().map(|b| b.id)
+    }
+
+    /// True while the owning agent accepts messages.
+    pub fn is_alive(&self) -> bool {
+        self.0.live().is_some()
+    }
+
+    /// Sends `message` to the owning agent. If the agent is not running, or its message limit
+    /// drops the message, the message is dropped and counted.
+    #[inline]
+    pub fn send<M: Send + 'static>(&self, message: M) {
+        if let Err(refused) = self.0.deliver(self.0.mbox_id, message, Payload::new) {
+            self.0.count_refused(refused, Payload::new);
+        }
+    }
+
+    /// Sends `message`, giving it back if the agent is not running or its limit (reaction
+    /// `Drop`) refuses it.
+    pub fn try_send<M: Send + 'static>(&self, message: M) -> Result<(), SendError<M>> {
+        match self.0.deliver(self.0.mbox_id, message, Payload::new) {
+            Ok(()) => Ok(()),
+            Err(Refused::Gone(m)) => {
+                self.0
+                    .stats
+                    .refused
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.0
+                    .counters
+                    .dead_letters
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Err(SendError::AgentGone(m))
+            }
+            Err(Refused::Overloaded(m)) => Err(SendError::Overloaded(m)),
+        }
+    }
+
+    /// Sends the request `query` and blocks the calling thread until the agent replies with
+    /// an `R` (its handler was subscribed with `on_request`, or takes [`Request<Q, R>`]), or
+    /// until `timeout`.
+    ///
+    /// Usable from plain threads and from agents. An agent that requests from itself gets
+    /// [`RequestError::SelfRequest`], and a request to an agent run by the requesting thread
+    /// gets [`RequestError::SameThread`], instead of a deadlock.
+    pub fn request<Q: Send + 'static, R: Send + 'static>(
+        &self,
+        query: Q,
+        timeout: Duration,
+    ) -> Result<R, RequestError> {
+        if let Some(b) = self.0.live() {
+            let insend = b.insend.contains::<Request<Q, R>>();
+            if !insend && current_agent() == Some(b.id) {
+                return Err(RequestError::SelfRequest);
+            }
+            if !insend && b.queue.is_served_by_current_thread() {
+                return Err(RequestError::SameThread);
+            }
+        }
+        let slot = Arc::new(ReplySlot::new(Arc::clone(&self.0.counters)));
+        let request = Request::new(query, Arc::clone(&slot));
+        match self.0.deliver(self.0.mbox_id, request, Payload::rejectable) {
+            Ok(()) => slot.wait(timeout),
+            Err(Refused::Gone(_)) => {
+                self.0
+                    .stats
+                    .refused
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.0
+                    .counters
+                    .dead_letters
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Err(RequestError::AgentGone)
+            }
+            Err(Refused::Overloaded(_)) => Err(RequestError::Overloaded),
+        }
+    }
+
+    /// The owning agent's counters.
+    pub fn stats(&self) -> AgentStats {
+        AgentStats::read(&self.0.stats)
+    }
+}
+
+impl PartialEq for Mbox {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Mbox {}
+
+impl fmt::Debug for Mbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mbox")
+            .field("id", &self.0.mbox_id)
+            .field("agent", &self.agent_id())
+            .field("agent_type", &self.0.agent_type)
+            .finish()
+    }
+}

@@ -1,0 +1,147 @@
+//! Multi-producer single-consumer queue: the cross-thread half of every mailbox.
+//!
+//! Algorithm: Dmitry Vyukov's non-intrusive MPSC node-based queue
+//! (<https://www.1024cores.net/home/lock-free-algorithms/queues/non-intrusive-mpsc-node-based-queue>),
+//! the same one old `std::sync::mpsc` used.
+//!
+//! # Ground rules
+//!
+//! - Any number of threads may [`push`](MpscQueue::push) at once: one `swap` on `head` and one
+//!   store into the previous node. Producers never wait for each other or for the consumer.
+//! - Exactly one thread at a time may call [`pop`](MpscQueue::pop) (hence `unsafe`): the
+//!   consumer owns `tail` and frees nodes.
+//! - Between a producer's `swap` and its link store the queue is *inconsistent*: `pop` reports
+//!   [`Pop::Inconsistent`] and the consumer must retry rather than conclude the queue is empty.
+//! - `head` is swapped with `SeqCst`, so a consumer that announces it is going to sleep (a
+//!   `SeqCst` store) and then reads [`is_empty_seqcst`](MpscQueue::is_empty_seqcst) cannot
+//!   miss a producer that then reads the sleeping flag with `SeqCst` (see `parker.rs`).
+
+use super::UnsafeCell;
+#[cfg(not(loom))]
+use super::UnsafeCellExt as _;
+use super::atomic::{AtomicPtr, Ordering};
+use crossbeam_utils::CachePadded;
+use std::ptr;
+
+struct Node<T> {
+    next: AtomicPtr<Node<T>>,
+    value: Option<T>,
+}
+
+impl<T> Node<T> {
+    fn alloc(value: Option<T>) -> *mut Node<T> {
+        Box::into_raw(Box::new(Node {
+            next: AtomicPtr::new(ptr::null_mut()),
+            value,
+        }))
+    }
+}
+
+/// What [`MpscQueue::pop`] found.
+#[derive(Debug)]
+pub(crate) enum Pop<T> {
+    /// The oldest value.
+    Data(T),
+    /// Nothing is queued.
+    Empty,
+    /// A producer is half-way through a push; retry shortly.
+    Inconsistent,
+}
+
+/// Unbounded lock-free MPSC queue (see the module docs for the rules).
+pub(crate) struct MpscQueue<T> {
+    /// The most recently pushed node; producers swap themselves in here.
+    head: CachePadded<AtomicPtr<Node<T>>>,
+    /// The consumer's stub: the last node taken (its value already moved out).
+    tail: CachePadded<UnsafeCell<*mut Node<T>>>,
+}
+
+// SAFETY: values cross threads (producer → consumer), so `T: Send` suffices; the raw pointers
+// are owned by the queue and only dereferenced under the rules in the module docs.
+unsafe impl<T: Send> Send for MpscQueue<T> {}
+// SAFETY: `push` is safe from any thread; `pop` is `unsafe` and requires a single consumer.
+unsafe impl<T: Send> Sync for MpscQueue<T> {}
+
+impl<T> MpscQueue<T> {
+    /// An empty queue (one stub node is allocated).
+    pub(crate) fn new() -> Self {
+        let stub = Node::alloc(None);
+        MpscQueue {
+            head: CachePadded::new(AtomicPtr::new(stub)),
+            tail: CachePadded::new(UnsafeCell::new(stub)),
+        }
+    }
+
+    /// Appends `value`; wait-free for producers.
+    pub(crate) fn push(&self, value: T) {
+        let node = Node::alloc(Some(value));
+        let prev = self.head.swap(node, Ordering::SeqCst);
+        // SAFETY: `prev` was the head, so the consumer cannot have freed it: the consumer frees a
+        // node only after moving `tail` past it, which requires its `next` to be non-null, and
+        // only this producer (the one that swapped it out of `head`) stores that `next`.
+        unsafe { (*prev).next.store(node, Ordering::Release) };
+    }
+
+    /// Takes the oldest value.
+    ///
+    /// # Safety
+    ///
+    /// At most one thread may be inside `pop` or [`is_empty_seqcst`](Self::is_empty_seqcst)
+    /// at any time (the single consumer).
+    pub(crate) unsafe fn pop(&self) -> Pop<T> {
+        self.tail.with_mut(|tail_slot| {
+            // SAFETY: single consumer (caller contract): nobody else touches `tail`.
+            let tail = unsafe { *tail_slot };
+            // SAFETY: `tail` is the consumer's stub, alive until the consumer frees it below.
+            let next = unsafe { (*tail).next.load(Ordering::Acquire) };
+            if !next.is_null() {
+                // SAFETY: single consumer; `next` is fully published (Acquire above pairs with
+                // the producer's Release store of the link).
+                unsafe { *tail_slot = next };
+                // SAFETY: `next` becomes the new stub; we own its value now.
+                let value = unsafe { (*next).value.take() }
+                    .expect("invariant: every non-stub node carries a value");
+                // SAFETY: the old stub is unreachable for producers (its `next` is set) and for
+                // the consumer (tail moved past it), so it can be freed.
+                drop(unsafe { Box::from_raw(tail) });
+                return Pop::Data(value);
+            }
+            if self.head.load(Ordering::Acquire) == tail {
+                Pop::Empty
+            } else {
+                Pop::Inconsistent
+            }
+        })
+    }
+
+    /// True when no push has started since the last value was taken (a `SeqCst` read of
+    /// `head`, for the sleep protocol).
+    ///
+    /// # Safety
+    ///
+    /// Same single-consumer contract as [`pop`](Self::pop).
+    pub(crate) unsafe fn is_empty_seqcst(&self) -> bool {
+        // SAFETY: single consumer (caller contract).
+        let tail = self.tail.with(|t| unsafe { *t });
+        self.head.load(Ordering::SeqCst) == tail
+    }
+}
+
+impl<T> Drop for MpscQueue<T> {
+    fn drop(&mut self) {
+        // `&mut self`: no producer or consumer is active any more.
+        loop {
+            // SAFETY: exclusive access makes us the single consumer.
+            match unsafe { self.pop() } {
+                Pop::Data(value) => drop(value),
+                Pop::Empty => break,
+                Pop::Inconsistent => unreachable!("invariant: no producer runs during drop"),
+            }
+        }
+        // SAFETY: exclusive access; the remaining stub is owned by the queue.
+        self.tail.with_mut(|t| drop(unsafe { Box::from_raw(*t) }));
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
