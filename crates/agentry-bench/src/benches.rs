@@ -3,10 +3,29 @@
 //! Register a benchmark by adding its module here (`mod ring;`) and its `BenchDef` to
 //! [`BENCHES`]; add peer-comparison benchmarks to the `compare` group too.
 
+mod insend;
+mod pingpong;
+mod random_send;
+mod ring;
+mod send;
+mod send_process;
+mod skynet;
+mod state_change;
+mod support;
+
 use crate::harness::{BenchDef, Group, Registry};
 
-/// Every registered benchmark, in `all` order. Empty until the runtime's API lands.
-pub static BENCHES: &[BenchDef] = &[];
+/// Every registered benchmark, in `all` order.
+pub static BENCHES: &[BenchDef] = &[
+    send::BENCH,
+    send_process::BENCH,
+    insend::BENCH,
+    state_change::BENCH,
+    random_send::BENCH,
+    ring::BENCH,
+    pingpong::BENCH,
+    skynet::BENCH,
+];
 
 /// Named sets of benchmarks.
 pub static GROUPS: &[Group] = &[Group {

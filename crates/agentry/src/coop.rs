@@ -98,21 +98,32 @@ pub(crate) struct PendingAgent {
 ///
 /// struct Ping(Mbox);
 /// struct Pong;
-/// struct Ball(u32);
+/// /// A ball and where to return it.
+/// struct Ball(u32, Mbox);
 ///
 /// impl Agent for Ping {
 ///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-///         def.on(|_: &mut Ping, ctx: &mut Ctx<Ping>, Ball(n): Ball| {
-///             if n == 3 { ctx.stop_env() }
+///         def.on(|ping: &mut Ping, ctx: &mut Ctx<Ping>, Ball(n, _): Ball| {
+///             if n == 3 {
+///                 ctx.stop_env()
+///             } else {
+///                 ping.0.send(Ball(n + 1, ctx.mbox().clone()))
+///             }
 ///         })?;
 ///         Ok(())
 ///     }
 ///     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
-///         let _ = ctx;
-///         self.0.send(Ball(0));
+///         self.0.send(Ball(0, ctx.mbox().clone()));
 ///     }
 /// }
-/// impl Agent for Pong {}
+/// impl Agent for Pong {
+///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+///         def.on(|_: &mut Pong, ctx: &mut Ctx<Pong>, Ball(n, back): Ball| {
+///             back.send(Ball(n, ctx.mbox().clone()))
+///         })?;
+///         Ok(())
+///     }
+/// }
 ///
 /// let env = Env::new().expect("env");
 /// let mut coop = env.handle().new_coop();

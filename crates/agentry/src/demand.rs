@@ -1,10 +1,13 @@
 //! Demands: what sits in an event queue. One demand = one message for one agent (or one of
 //! the agent's lifecycle events).
+//!
+//! The layout is flat and `repr(C)` (56 bytes, 8-byte fields first): demands are moved in and
+//! out of queues on every send, so they must copy as a few aligned words.
 
 use crate::ids::MboxId;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
-use crate::slab::AgentRef;
+use crate::slab::{AgentRef, SlotPtr};
 use crate::stats::EnvCounters;
 use std::sync::atomic::Ordering;
 
@@ -27,56 +30,100 @@ impl LimitSlot {
 }
 
 /// What the agent is asked to do.
-#[derive(Debug)]
-pub(crate) enum DemandKind {
-    /// Handle a message that arrived through `source`.
-    Message {
-        source: MboxId,
-        payload: Payload,
-        limit: LimitSlot,
-    },
+///
+/// A plain byte rather than an enum on purpose: an enum's spare values would become the
+/// niche of `Option<Demand>`, putting its discriminant at an odd offset and turning every
+/// move of a demand into unaligned re-chunked copies. With no niche here, `Option<Demand>`
+/// uses the slot pointer's null.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Kind(u8);
+
+impl Kind {
+    /// Handle the message in `payload`, which arrived through `source`.
+    pub(crate) const MESSAGE: Kind = Kind(0);
     /// Run `on_start` (first demand of every agent).
-    Start,
+    pub(crate) const START: Kind = Kind(1);
     /// Run `on_finish` and leave (last demand of every agent).
-    Finish,
+    pub(crate) const FINISH: Kind = Kind(2);
 }
 
 /// One queued unit of work for one agent.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Demand {
-    pub(crate) target: AgentRef,
-    pub(crate) kind: DemandKind,
+    slot: SlotPtr,
+    generation: u32,
+    pub(crate) limit: LimitSlot,
+    pub(crate) kind: Kind,
+    /// The mbox the message came through (the agent's own for lifecycle demands).
+    pub(crate) source: MboxId,
+    /// `Some` exactly for `Kind::MESSAGE`.
+    pub(crate) payload: Option<Payload>,
 }
 
+// SAFETY: `slot` is an address into the agent slab, dereferenced only under the slab's ground
+// rules (by the thread running the agent's dispatcher); the payload is `Send`.
+unsafe impl Send for Demand {}
+
 impl Demand {
-    pub(crate) fn start(target: AgentRef) -> Self {
+    #[inline]
+    pub(crate) fn message(
+        target: AgentRef,
+        source: MboxId,
+        payload: Payload,
+        limit: LimitSlot,
+    ) -> Self {
+        let (slot, generation) = target.into_parts();
         Demand {
-            target,
-            kind: DemandKind::Start,
+            slot,
+            generation,
+            limit,
+            kind: Kind::MESSAGE,
+            source,
+            payload: Some(payload),
         }
     }
 
-    pub(crate) fn finish(target: AgentRef) -> Self {
+    /// `source` is the agent's own mbox.
+    pub(crate) fn start(target: AgentRef, source: MboxId) -> Self {
+        Self::lifecycle(target, source, Kind::START)
+    }
+
+    /// `source` is the agent's own mbox.
+    pub(crate) fn finish(target: AgentRef, source: MboxId) -> Self {
+        Self::lifecycle(target, source, Kind::FINISH)
+    }
+
+    fn lifecycle(target: AgentRef, source: MboxId, kind: Kind) -> Self {
+        let (slot, generation) = target.into_parts();
         Demand {
-            target,
-            kind: DemandKind::Finish,
+            slot,
+            generation,
+            limit: LimitSlot::NONE,
+            kind,
+            source,
+            payload: None,
         }
+    }
+
+    /// The agent the demand is for.
+    #[inline]
+    pub(crate) fn target(&self) -> AgentRef {
+        AgentRef::from_parts(self.slot, self.generation)
     }
 
     /// The message of a message demand that was just built from a `P` and refused.
     pub(crate) fn into_message<P: 'static>(self) -> P {
-        match self.kind {
-            DemandKind::Message { payload, .. } => match payload.take::<P>() {
-                Ok(message) => message,
-                Err(_) => unreachable!("invariant: the payload was built from a P"),
-            },
-            _ => unreachable!("invariant: only message demands are refused"),
+        match self.payload.map(Payload::take::<P>) {
+            Some(Ok(message)) => message,
+            _ => unreachable!("invariant: only message demands built from a P are refused"),
         }
     }
 
-    /// Disposes of a demand that will never run, counting a message as `counted_as`.
+    /// Disposes of a demand that will never run, counting its message (if any) as a dead
+    /// letter or, at shutdown, as dropped on shutdown.
     pub(crate) fn discard(self, why: Undelivered, counters: &EnvCounters) {
-        if let DemandKind::Message { payload, .. } = self.kind {
+        if let Some(payload) = self.payload {
             match why {
                 Undelivered::Shutdown => {
                     counters.dropped_on_shutdown.fetch_add(1, Ordering::Relaxed)
@@ -91,5 +138,13 @@ impl Demand {
             );
             payload.reject(why);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_demand_is_seven_words() {
+        assert_eq!(std::mem::size_of::<super::Demand>(), 56);
     }
 }

@@ -14,6 +14,7 @@
 //! Adding a dispatcher means adding one `EventQueue` variant (static dispatch on the send
 //! path) and one `Binder` flavour.
 
+mod local_queue;
 pub mod one_thread;
 pub(crate) mod worker;
 
@@ -31,7 +32,7 @@ pub(crate) enum EventQueue {
 
 impl EventQueue {
     /// Queues a demand; gives it back if the dispatcher is shut down.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
         match self {
             EventQueue::OneThread(q) => q.push(demand),

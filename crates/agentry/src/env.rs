@@ -247,7 +247,7 @@ impl EnvInner {
                 m.mbox
                     .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
             }
-            if queue.push(Demand::start(target)).is_err() {
+            if queue.push(Demand::start(target, shared.mbox_id)).is_err() {
                 unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
             }
         }
@@ -276,7 +276,7 @@ impl EnvInner {
             let b = shared
                 .binding()
                 .expect("invariant: registered agents are bound");
-            if let Err(demand) = b.queue.push(Demand::finish(b.target)) {
+            if let Err(demand) = b.queue.push(Demand::finish(b.target, shared.mbox_id)) {
                 // Cannot happen while the agent holds its dispatcher lease; keep the env
                 // consistent anyway.
                 tracing::error!(agent = %b.id, "dispatcher closed before its agent finished");

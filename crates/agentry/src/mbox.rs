@@ -128,7 +128,18 @@ impl Mbox {
 
     /// The owning agent's counters.
     pub fn stats(&self) -> AgentStats {
-        AgentStats::read(&self.0.stats)
+        let live = self.0.binding().and_then(|b| {
+            let env = b.env.upgrade()?;
+            env.slab.live_counts(b.target)
+        });
+        // Read the published totals only after the live check failed: they are written before
+        // the slot changes generation.
+        let mut stats = AgentStats::read(&self.0.stats);
+        if let Some((handled, unhandled)) = live {
+            stats.handled = handled;
+            stats.unhandled = unhandled;
+        }
+        stats
     }
 }
 

@@ -23,35 +23,44 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// Slots in the first segment; segment `k` holds `FIRST_SEGMENT << k` slots.
 const FIRST_SEGMENT: usize = 256;
 /// Enough segments for more than 2^32 slots.
 const SEGMENTS: usize = 25;
 
-struct AgentSlot {
+pub(crate) struct AgentSlot {
+    index: u32,
     generation: AtomicU32,
     body: UnsafeCell<Option<Box<dyn AgentBody>>>,
+    /// Messages handled / unhandled by the current agent (written by its worker only).
+    handled: AtomicU64,
+    unhandled: AtomicU64,
     /// For lookups by [`AgentId`] from any thread.
     shared: Mutex<Option<Arc<AgentShared>>>,
 }
 
 impl AgentSlot {
-    fn vacant() -> Self {
+    fn vacant(index: u32) -> Self {
         AgentSlot {
+            index,
             generation: AtomicU32::new(0),
             body: UnsafeCell::new(None),
+            handled: AtomicU64::new(0),
+            unhandled: AtomicU64::new(0),
             shared: Mutex::new(None),
         }
     }
 }
 
+/// The address of a slot (stored flat inside demands).
+pub(crate) type SlotPtr = NonNull<AgentSlot>;
+
 /// A reference from a demand to one agent: slot pointer + generation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct AgentRef {
-    slot: NonNull<AgentSlot>,
-    index: u32,
+    slot: SlotPtr,
     generation: u32,
 }
 
@@ -64,13 +73,33 @@ unsafe impl Sync for AgentRef {}
 
 impl AgentRef {
     pub(crate) fn id(self) -> AgentId {
-        AgentId::new(self.index, self.generation)
+        // SAFETY: slot pointers stay valid while the slab lives, and every `AgentRef` comes
+        // from a live slab (ground rules); `index` never changes.
+        let index = unsafe { self.slot.as_ref() }.index;
+        AgentId::new(index, self.generation)
+    }
+
+    pub(crate) fn into_parts(self) -> (SlotPtr, u32) {
+        (self.slot, self.generation)
+    }
+
+    pub(crate) fn from_parts(slot: SlotPtr, generation: u32) -> Self {
+        AgentRef { slot, generation }
+    }
+
+    /// A reference that must never be dereferenced (queue unit tests, where no demand runs).
+    #[cfg(test)]
+    pub(crate) fn dangling() -> Self {
+        AgentRef {
+            slot: NonNull::dangling(),
+            generation: 1,
+        }
     }
 }
 
 impl fmt::Debug for AgentRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "AgentRef({}.{})", self.index, self.generation)
+        write!(f, "AgentRef({:p}.{})", self.slot, self.generation)
     }
 }
 
@@ -142,7 +171,7 @@ impl AgentSlab {
                     let (segment, offset) = locate(index);
                     if offset == 0 {
                         let slots: Box<[AgentSlot]> = (0..segment_len(segment))
-                            .map(|_| AgentSlot::vacant())
+                            .map(|i| AgentSlot::vacant(index + i as u32))
                             .collect();
                         let base = Box::into_raw(slots).cast::<AgentSlot>();
                         self.segments[segment].store(base, Ordering::Release);
@@ -157,13 +186,14 @@ impl AgentSlab {
         let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1) | 1;
         let aref = AgentRef {
             slot: NonNull::from(slot),
-            index,
             generation,
         };
         let body = make(aref);
         // SAFETY: the slot is free (even generation): no demand matches it, so no other thread
         // touches the body until the generation below is published.
         unsafe { *slot.body.get() = Some(body) };
+        slot.handled.store(0, Ordering::Relaxed);
+        slot.unhandled.store(0, Ordering::Relaxed);
         *slot.shared.lock() = Some(Arc::clone(shared));
         slot.generation.store(generation, Ordering::Release);
         aref
@@ -199,11 +229,49 @@ impl AgentSlab {
         }
         // SAFETY: caller contract (see `body_mut`).
         let body = unsafe { (*slot.body.get()).take() };
-        slot.shared.lock().take();
+        if let Some(shared) = slot.shared.lock().take() {
+            // Published before the generation moves on (readers check it after reading).
+            let stats = &shared.stats;
+            stats
+                .handled
+                .store(slot.handled.load(Ordering::Relaxed), Ordering::Relaxed);
+            stats
+                .unhandled
+                .store(slot.unhandled.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
         slot.generation
             .store(r.generation.wrapping_add(1), Ordering::Release);
-        self.allocation.lock().free.push(r.index);
+        self.allocation.lock().free.push(slot.index);
         body
+    }
+
+    /// Counts one message the agent `r` handled (`true`) or had no handler for.
+    ///
+    /// # Safety
+    ///
+    /// As [`body_mut`](Self::body_mut): only the agent's worker counts.
+    #[inline]
+    pub(crate) unsafe fn count(&self, r: AgentRef, handled: bool) {
+        // SAFETY: slot pointers stay valid while the slab lives (ground rules).
+        let slot = unsafe { r.slot.as_ref() };
+        let counter = if handled {
+            &slot.handled
+        } else {
+            &slot.unhandled
+        };
+        // Single writer: a plain load and store, no locked instruction.
+        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// (handled, unhandled) of the agent `r`, if it still occupies its slot.
+    pub(crate) fn live_counts(&self, r: AgentRef) -> Option<(u64, u64)> {
+        // SAFETY: `r` was made by this slab, whose slots live as long as it does.
+        let slot = unsafe { r.slot.as_ref() };
+        let counts = (
+            slot.handled.load(Ordering::Relaxed),
+            slot.unhandled.load(Ordering::Relaxed),
+        );
+        (slot.generation.load(Ordering::Acquire) == r.generation).then_some(counts)
     }
 
     /// The shared part of the live agent `id`, if it still exists.

@@ -14,7 +14,7 @@ use super::Agent;
 use super::ctx::Ctx;
 use super::define::Define;
 use super::handlers::HandlerTable;
-use super::shared::{AgentShared, bump_single_writer};
+use super::shared::AgentShared;
 use super::state::{State, StateTree};
 use crate::coop::PanicReaction;
 use crate::demand::LimitSlot;
@@ -45,8 +45,9 @@ pub(crate) fn current_agent() -> Option<AgentId> {
 pub(crate) trait AgentBody: Send {
     /// Runs `on_start` (once; later calls do nothing).
     fn on_start(&mut self);
-    /// Handles one message.
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot);
+    /// Handles one message; returns false if the agent had no handler for it in its current
+    /// state (the message was then rejected and counted).
+    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> bool;
     /// Runs `on_finish` and leaves every state; the body is dropped next.
     fn on_finish(&mut self) -> Exit;
 }
@@ -231,7 +232,11 @@ impl<A: Agent> AgentCell<A> {
 
     fn apply_pending(&mut self) {
         if let Some(to) = self.ctx.pending_state.take() {
-            self.run_transition(to);
+            if self.states.is_structured() {
+                self.run_transition(to);
+            } else {
+                self.ctx.state = to;
+            }
         }
     }
 
@@ -277,16 +282,17 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     }
 
     #[inline]
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) {
+    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> bool {
         if !self.started {
             self.start();
         }
         let shared = self.ctx.mbox.shared();
-        if let Some(b) = shared.binding() {
-            b.limits.release(limit);
+        if limit != LimitSlot::NONE {
+            if let Some(b) = shared.binding() {
+                b.limits.release(limit);
+            }
         }
         let Some(handler) = self.table.lookup(source, payload.type_id(), self.ctx.state) else {
-            bump_single_writer(&shared.stats.unhandled);
             shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(
                 target: "agentry::delivery",
@@ -297,19 +303,24 @@ impl<A: Agent> AgentBody for AgentCell<A> {
                 "no handler in the current state"
             );
             payload.reject(Undelivered::NoHandler);
-            return;
+            return false;
         };
-        bump_single_writer(&shared.stats.handled);
         let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
         let agent = &mut self.agent;
         let ctx = &mut self.ctx;
-        let ok = catch_unwind(AssertUnwindSafe(|| handler.call(agent, ctx, payload))).is_ok();
+        // SAFETY: the handler belongs to `self.table`, which is alive and not touched while
+        // the handler runs (handlers.rs ground rules).
+        let ok = catch_unwind(AssertUnwindSafe(|| unsafe {
+            handler.call(agent, ctx, payload)
+        }))
+        .is_ok();
         CURRENT_AGENT.set(previous);
         if !ok {
             self.on_panic();
         } else if self.ctx.pending_state.is_some() {
             self.apply_pending();
         }
+        true
     }
 
     fn on_finish(&mut self) -> Exit {

@@ -4,6 +4,15 @@
 //! Lookup is a short linear scan over the (mbox, type) pairs the agent subscribed to, then an
 //! array index by state. Inheritance is resolved ahead of time: each pair keeps a row with,
 //! for every state, the handler declared in that state or in its nearest ancestor.
+//!
+//! # Ground rules
+//!
+//! The last two lookups are cached inline (most recently used first), as pointers straight to
+//! the boxed handlers, so that a steady stream of the same message types costs no pointer
+//! chasing beyond the agent's own cell. This is sound because handlers are boxed (their
+//! addresses survive moves of the table), are never removed while the table lives, and the
+//! table is not touched while a handler it returned is running (subscriptions change only at
+//! definition time).
 
 use super::Ctx;
 use super::state::{State, StateTree};
@@ -12,6 +21,7 @@ use crate::ids::MboxId;
 use crate::message::payload::Payload;
 use std::any::TypeId;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 /// A handler with its message type erased.
 pub(crate) trait ErasedHandler<A>: Send {
@@ -59,15 +69,61 @@ struct Entry {
     resolved: Box<[u32]>,
 }
 
+/// A handler found by [`HandlerTable::lookup`]; valid while its table lives.
+pub(crate) struct HandlerPtr<A: 'static>(NonNull<dyn ErasedHandler<A>>);
+
+impl<A> Clone for HandlerPtr<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for HandlerPtr<A> {}
+
+impl<A> HandlerPtr<A> {
+    /// Runs the handler.
+    ///
+    /// # Safety
+    ///
+    /// The table that returned this pointer must still be alive (ground rules).
+    #[inline]
+    pub(crate) unsafe fn call(self, agent: &mut A, ctx: &mut Ctx<A>, payload: Payload) {
+        // SAFETY: caller contract; handlers are boxed and never removed (ground rules).
+        unsafe { self.0.as_ref() }.call(agent, ctx, payload)
+    }
+}
+
+/// One cached lookup.
+struct Hot<A: 'static> {
+    source: MboxId,
+    type_id: TypeId,
+    state: State,
+    handler: HandlerPtr<A>,
+}
+
+impl<A> Clone for Hot<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for Hot<A> {}
+
 /// One agent's subscriptions to queued (non-insend) handlers.
-pub(crate) struct HandlerTable<A> {
+pub(crate) struct HandlerTable<A: 'static> {
+    hot: [Option<Hot<A>>; 2],
     entries: Vec<Entry>,
     handlers: Vec<Box<dyn ErasedHandler<A>>>,
 }
 
+// SAFETY: the cached pointers point into `handlers` (which is `Send`); they are plain
+// addresses of data the table owns.
+unsafe impl<A> Send for HandlerTable<A> {}
+
 impl<A> HandlerTable<A> {
     pub(crate) fn new() -> Self {
         HandlerTable {
+            hot: [None, None],
             entries: Vec::new(),
             handlers: Vec::new(),
         }
@@ -127,6 +183,7 @@ impl<A> HandlerTable<A> {
 
     /// Recomputes the effective handler of every state (after states or handlers changed).
     pub(crate) fn resolve(&mut self, states: &StateTree<A>) {
+        self.hot = [None, None];
         for entry in &mut self.entries {
             let resolved: Box<[u32]> = (0..states.len())
                 .map(|i| {
@@ -150,11 +207,39 @@ impl<A> HandlerTable<A> {
     /// The handler for a message from `source` of type `type_id` in `state`.
     #[inline]
     pub(crate) fn lookup(
+        &mut self,
+        source: MboxId,
+        type_id: TypeId,
+        state: State,
+    ) -> Option<HandlerPtr<A>> {
+        let hit = |h: &Option<Hot<A>>| {
+            h.filter(|h| h.type_id == type_id && h.source == source && h.state == state)
+                .map(|h| h.handler)
+        };
+        if let Some(handler) = hit(&self.hot[0]) {
+            return Some(handler);
+        }
+        if let Some(handler) = hit(&self.hot[1]) {
+            self.hot.swap(0, 1);
+            return Some(handler);
+        }
+        let handler = self.lookup_uncached(source, type_id, state)?;
+        self.hot[1] = self.hot[0];
+        self.hot[0] = Some(Hot {
+            source,
+            type_id,
+            state,
+            handler,
+        });
+        Some(handler)
+    }
+
+    fn lookup_uncached(
         &self,
         source: MboxId,
         type_id: TypeId,
         state: State,
-    ) -> Option<&dyn ErasedHandler<A>> {
+    ) -> Option<HandlerPtr<A>> {
         let entry = self
             .entries
             .iter()
@@ -163,7 +248,9 @@ impl<A> HandlerTable<A> {
         if index == NONE {
             return None;
         }
-        Some(self.handlers[index as usize].as_ref())
+        Some(HandlerPtr(NonNull::from(
+            self.handlers[index as usize].as_ref(),
+        )))
     }
 
     /// The (source, type name) pairs, for diagnostics.

@@ -6,7 +6,7 @@
 
 use super::insend::{InsendCtx, InsendTable};
 use crate::coop::PanicReaction;
-use crate::demand::{Demand, DemandKind, LimitSlot};
+use crate::demand::{Demand, LimitSlot};
 use crate::disp::EventQueue;
 use crate::env::EnvInner;
 use crate::ids::{AgentId, CoopId, MboxId};
@@ -31,22 +31,19 @@ pub(crate) struct Binding {
 }
 
 /// Per-agent counters, readable from any thread.
+///
+/// While the agent lives, `handled` and `unhandled` are counted in its slot (the line its
+/// worker touches anyway, see `slab.rs`); they are copied here when it leaves.
 #[derive(Default)]
 pub(crate) struct AgentCounters {
-    /// Written only by the agent's worker.
+    /// Final count, published when the agent leaves.
     pub(crate) handled: AtomicU64,
-    /// Written only by the agent's worker.
+    /// Final count, published when the agent leaves.
     pub(crate) unhandled: AtomicU64,
     pub(crate) insend_handled: AtomicU64,
     pub(crate) refused: AtomicU64,
     pub(crate) limit_dropped: AtomicU64,
     pub(crate) panics: AtomicU64,
-}
-
-/// Increments a counter that only one thread writes (a plain load and store, no lock prefix).
-#[inline]
-pub(crate) fn bump_single_writer(counter: &AtomicU64) {
-    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
 /// A message the agent did not take, given back to the sender.
@@ -109,7 +106,7 @@ impl AgentShared {
         self: &Arc<Self>,
         source: MboxId,
         message: P,
-        wrap: fn(P) -> Payload,
+        wrap: impl FnOnce(P) -> Payload,
     ) -> Result<(), Refused<P>> {
         let Some(b) = self.live() else {
             return Err(Refused::Gone(message));
@@ -127,14 +124,7 @@ impl AgentShared {
                 Acquire::Exceeded(entry) => return entry.react(self, message),
             }
         };
-        let demand = Demand {
-            target: b.target,
-            kind: DemandKind::Message {
-                source,
-                payload: wrap(message),
-                limit,
-            },
-        };
+        let demand = Demand::message(b.target, source, wrap(message), limit);
         match b.queue.push(demand) {
             Ok(()) => Ok(()),
             Err(demand) => {

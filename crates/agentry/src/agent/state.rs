@@ -38,6 +38,9 @@ struct Node<A> {
 /// All states of one agent.
 pub(crate) struct StateTree<A> {
     nodes: Vec<Node<A>>,
+    /// True once any state has a hook or an initial substate: transitions must then walk
+    /// the tree; otherwise a transition only switches the state index.
+    structured: bool,
 }
 
 /// The hooks to run for one transition, in order.
@@ -63,6 +66,7 @@ impl<A> StateTree<A> {
         };
         StateTree {
             nodes: vec![default],
+            structured: false,
         }
     }
 
@@ -125,19 +129,27 @@ impl<A> StateTree<A> {
             });
         }
         self.nodes[parent.index()].initial_substate = Some(child);
+        self.structured = true;
         Ok(())
     }
 
     pub(crate) fn set_on_enter(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
         self.check(s)?;
         self.nodes[s.index()].on_enter = Some(hook);
+        self.structured = true;
         Ok(())
     }
 
     pub(crate) fn set_on_exit(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
         self.check(s)?;
         self.nodes[s.index()].on_exit = Some(hook);
+        self.structured = true;
         Ok(())
+    }
+
+    /// False if no state has a hook or an initial substate (transitions are a plain switch).
+    pub(crate) fn is_structured(&self) -> bool {
+        self.structured
     }
 
     pub(crate) fn on_enter(&self, s: State) -> Option<&Hook<A>> {

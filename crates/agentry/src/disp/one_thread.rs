@@ -5,9 +5,12 @@
 //! - The dispatcher owns one queue of demands for all its agents; the worker runs them one
 //!   at a time, so an agent never runs two handlers at once.
 //! - A send made *on the worker thread* (an agent sending to a sibling on the same
-//!   dispatcher) goes to a thread-local `VecDeque`: no atomic operation at all. A send from
-//!   any other thread goes to the lock-free MPSC queue (`sync/mpsc.rs`) and wakes the worker
-//!   only if it sleeps (`sync/parker.rs`): at most one wake-up per batch.
+//!   dispatcher) goes to the queue's `local` part (`local_queue.rs`): no atomic operation at
+//!   all. `local` is touched only by the thread recorded in the `SERVED_QUEUE` thread-local
+//!   — the worker — and never while another borrow of it is alive (push and pop do not call
+//!   out), which is what the `unsafe` blocks below rely on. A send from any other thread goes
+//!   to the lock-free MPSC queue (`sync/mpsc.rs`) and wakes the worker only if it sleeps
+//!   (`sync/parker.rs`): at most one wake-up per batch.
 //! - Per-sender FIFO holds because a sender always uses the same path. Different senders'
 //!   messages interleave in no promised order.
 //! - When idle, the worker spins briefly (crossbeam `Backoff`), then parks.
@@ -15,6 +18,7 @@
 //!   makes pushes fail; the worker finishes what is queued and exits. Demands pushed in the
 //!   race with closing are discarded and counted when the queue is dropped.
 
+use super::local_queue::LocalQueue;
 use super::worker::execute;
 use super::{Binder, BinderKind, EventQueue, Lease, PreparedBinding};
 use crate::demand::Demand;
@@ -26,8 +30,7 @@ use crate::stats::EnvCounters;
 use crate::sync::mpsc::{MpscQueue, Pop};
 use crate::sync::parker::Parker;
 use crossbeam_utils::Backoff;
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::{Cell, UnsafeCell};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,13 +42,13 @@ const BATCH: usize = 256;
 thread_local! {
     /// Address of the queue this thread serves (0 if none).
     static SERVED_QUEUE: Cell<usize> = const { Cell::new(0) };
-    /// Demands sent by this worker thread to agents of its own dispatcher.
-    static LOCAL: RefCell<VecDeque<Demand>> = const { RefCell::new(VecDeque::new()) };
 }
 
 /// The queue of one `one_thread` dispatcher.
 pub(crate) struct Queue {
     name: String,
+    /// Demands the worker sent to agents of its own dispatcher (worker thread only).
+    local: UnsafeCell<LocalQueue>,
     remote: MpscQueue<Demand>,
     parker: Parker,
     closed: AtomicBool,
@@ -54,18 +57,24 @@ pub(crate) struct Queue {
     handled: AtomicU64,
 }
 
+// SAFETY: `local` is accessed only by the worker thread (module ground rules); everything
+// else is `Sync` on its own.
+unsafe impl Sync for Queue {}
+
 impl Queue {
     fn address(&self) -> usize {
         self as *const Queue as usize
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
         if self.closed.load(Ordering::Acquire) {
             return Err(demand);
         }
         if SERVED_QUEUE.get() == self.address() {
-            LOCAL.with_borrow_mut(|q| q.push_back(demand));
+            // SAFETY: the calling thread is the worker (ground rules); no other borrow of
+            // `local` is alive while a handler runs.
+            unsafe { (*self.local.get()).push(demand) };
         } else {
             self.remote.push(demand);
             self.parker.unpark();
@@ -90,7 +99,11 @@ impl Queue {
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        // Demands pushed in the race with `close`: never run, counted.
+        // Demands pushed in the race with `close`, or left by a worker that exited: never
+        // run, counted.
+        while let Some(d) = self.local.get_mut().pop() {
+            d.discard(Undelivered::Shutdown, &self.counters);
+        }
         loop {
             // SAFETY: `&mut self`: the worker has exited, we are the only consumer.
             match unsafe { self.remote.pop() } {
@@ -113,7 +126,8 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
     loop {
         let mut worked = false;
         for _ in 0..BATCH {
-            let Some(demand) = LOCAL.with_borrow_mut(VecDeque::pop_front) else {
+            // SAFETY: this is the worker thread; the borrow ends before the demand runs.
+            let Some(demand) = (unsafe { (*queue.local.get()).pop() }) else {
                 break;
             };
             // SAFETY: this thread serves the queue the demand was sent to.
@@ -151,10 +165,11 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
             continue;
         }
         queue.parker.park(|| {
-            LOCAL.with_borrow(VecDeque::is_empty)
-                // SAFETY: single consumer (this thread).
-                && unsafe { queue.remote.is_empty_seqcst() }
-                && !queue.closed.load(Ordering::SeqCst)
+            // SAFETY: this is the worker thread; no other borrow of `local` is alive.
+            let local_empty = unsafe { (*queue.local.get()).is_empty() };
+            // SAFETY: single consumer (this thread).
+            let remote_empty = unsafe { queue.remote.is_empty_seqcst() };
+            local_empty && remote_empty && !queue.closed.load(Ordering::SeqCst)
         });
         backoff.reset();
     }
@@ -202,6 +217,7 @@ impl OneThreadDispatcher {
         let name = name.into();
         let queue = Arc::new(Queue {
             name: name.clone(),
+            local: UnsafeCell::new(LocalQueue::new()),
             remote: MpscQueue::new(),
             parker: Parker::new(),
             closed: AtomicBool::new(false),

@@ -1,6 +1,6 @@
 //! What every dispatcher thread does with a demand it took from its queue.
 
-use crate::demand::{Demand, DemandKind};
+use crate::demand::{Demand, Kind};
 use crate::message::Undelivered;
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
@@ -14,21 +14,27 @@ use std::sync::atomic::Ordering;
 /// Must be called only by a thread that runs the dispatcher whose queue `demand` was taken
 /// from (demands are pushed only to the queue of the dispatcher their agent is bound to), with
 /// the slab of the agent's environment, and never re-entrantly for the same agent.
+#[inline]
 pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCounters) {
-    let target = demand.target;
+    let target = demand.target();
     // SAFETY: forwarded contract (this thread runs the agent's dispatcher).
     let Some(body) = (unsafe { slab.body_mut(target) }) else {
         demand.discard(Undelivered::AgentGone, counters);
         return;
     };
     match demand.kind {
-        DemandKind::Message {
-            source,
-            payload,
-            limit,
-        } => body.on_message(source, payload, limit),
-        DemandKind::Start => body.on_start(),
-        DemandKind::Finish => {
+        Kind::MESSAGE => {
+            let payload = demand
+                .payload
+                .expect("invariant: message demands carry a payload");
+            let handled = body.on_message(demand.source, payload, demand.limit);
+            // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot
+            // finish their own agent synchronously).
+            unsafe { slab.count(target, handled) };
+        }
+        Kind::START => body.on_start(),
+        _ => {
+            debug_assert_eq!(demand.kind, Kind::FINISH);
             let exit = body.on_finish();
             // SAFETY: forwarded contract; the agent has finished and `body` is no longer used.
             let body = unsafe { slab.remove(target) };

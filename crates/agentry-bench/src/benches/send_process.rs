@@ -1,0 +1,87 @@
+//! `send_process` (SObjectizer 4.4 b3): one agent sends N messages to itself, then handles
+//! them all. Measures send and dispatch separately.
+
+use super::support::{Tally, Timings, env, run, setup};
+use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason};
+use std::time::Instant;
+
+pub static BENCH: BenchDef = BenchDef {
+    id: "send_process",
+    description: "one agent sends N messages to itself, then handles them all",
+    cases,
+    charts: &[ChartKind::Bars],
+};
+
+struct Msg(u64);
+
+struct SelfSender {
+    n: u64,
+    handled: u64,
+    sum: Tally,
+    process_start: Option<Instant>,
+    timings: Timings,
+}
+
+impl Agent for SelfSender {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(SelfSender::on_msg)?;
+        Ok(())
+    }
+
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+        let me = ctx.mbox().clone();
+        let start = Instant::now();
+        for i in 0..self.n {
+            me.send(Msg(i));
+        }
+        let sent = Instant::now();
+        self.timings.record(sent - start);
+        self.process_start = Some(sent);
+    }
+}
+
+impl SelfSender {
+    fn on_msg(&mut self, ctx: &mut Ctx<Self>, Msg(i): Msg) {
+        self.handled += 1;
+        self.sum.add(i);
+        if self.handled == self.n {
+            let start = self.process_start.expect("invariant: set in on_start");
+            self.timings.record(start.elapsed());
+            ctx.deregister_coop(DeregReason::Normal);
+        }
+    }
+}
+
+fn cases(scale: Scale) -> Vec<Case> {
+    let n = scale.pick(1_000_000u64, 10_000_000);
+    vec![
+        Case::builder(format!("one_thread N={n}"))
+            .dispatcher("one_thread")
+            .param("N", n)
+            .phase(PhaseSpec::msgs("send").seed(242_570.0))
+            .phase(PhaseSpec::msgs("process").seed(485_593.0))
+            .runner(move || {
+                let env = env()?;
+                let timings = Timings::default();
+                let sum = Tally::default();
+                let agent = SelfSender {
+                    n,
+                    handled: 0,
+                    sum: sum.clone(),
+                    process_start: None,
+                    timings: timings.clone(),
+                };
+                env.handle()
+                    .register_agent(agent)
+                    .map_err(setup("register"))?;
+                let handle = run(env);
+                let t = timings.take(2)?;
+                verify_eq("sum of handled payloads", n * (n - 1) / 2, sum.get())?;
+                verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
+                Ok(Sample::new()
+                    .phase("send", t[0], n)
+                    .phase("process", t[1], n))
+            }),
+    ]
+}
