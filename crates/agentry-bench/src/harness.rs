@@ -4,6 +4,7 @@
 //! A benchmark module uses the items re-exported here; the submodules `json`, `csv`, `plot`,
 //! `report` and `rss` are public for their plain-data helpers.
 
+pub mod allocator;
 mod case;
 mod chart;
 mod cli;

@@ -28,7 +28,7 @@
 //! };
 //!
 //! fn cases(scale: Scale) -> Vec<Case> {
-//!     let n = scale.pick(10_000u64, 1_000_000);
+//!     let n = scale.pick(100u64, 10_000, 1_000_000);
 //!     vec![Case::builder(format!("one_thread N={n}"))
 //!         .dispatcher("one_thread")
 //!         .param("N", n)
@@ -52,7 +52,8 @@
 //! RSS), `.reps(n)`, `.budget(d)` and `.cap_series("list")` (skip larger sizes once too slow).
 //! A runner that cannot run here returns [`BenchError::Skip`](harness::BenchError::Skip).
 
-#![forbid(unsafe_code)]
+// The only `unsafe` is one `mallopt` call in `harness/allocator.rs`.
+#![deny(unsafe_code)]
 
 pub mod benches;
 pub mod harness;

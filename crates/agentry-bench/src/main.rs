@@ -7,6 +7,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    agentry_bench::harness::allocator::keep_freed_memory();
     let code = agentry_bench::harness::run_cli(
         std::env::args_os(),
         &agentry_bench::benches::REGISTRY,

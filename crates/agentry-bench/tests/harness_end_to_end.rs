@@ -11,7 +11,7 @@ use agentry_bench::harness::{
 fn sum_cases(scale: Scale) -> Vec<Case> {
     [1_000u64, 10_000]
         .into_iter()
-        .map(|n| scale.pick(n, n * 10))
+        .map(|n| scale.pick(n, n, n * 10))
         .flat_map(|n| {
             let sum = move || {
                 let numbers: Vec<u64> = (0..n).collect(); // setup, not timed

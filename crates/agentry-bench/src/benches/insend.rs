@@ -45,7 +45,7 @@ impl Agent for InsendAgent {
 }
 
 fn cases(scale: Scale) -> Vec<Case> {
-    let n = scale.pick(1_000_000u64, 10_000_000);
+    let n = scale.pick(1_000u64, 1_000_000, 10_000_000);
     vec![
         Case::builder(format!("one_thread N={n}"))
             .dispatcher("one_thread")

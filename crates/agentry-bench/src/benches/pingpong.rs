@@ -64,7 +64,7 @@ impl Agent for Ponger {
 }
 
 fn cases(scale: Scale) -> Vec<Case> {
-    let rounds = scale.pick(1_000_000u64, 10_000_000);
+    let rounds = scale.pick(1_000u64, 1_000_000, 10_000_000);
     vec![
         Case::builder(format!("one_thread same thread R={rounds}"))
             .dispatcher("one_thread")

@@ -68,8 +68,7 @@ impl Member {
 }
 
 /// (N, seed msgs/s of the ringing, one_thread).
-const SEED: [(u64, f64); 8] = [
-    (10, 0.0),
+const SEED: [(u64, f64); 7] = [
     (1_000, 165_796.9),
     (2_000, 163_670.7),
     (5_000, 154_145.2),
@@ -83,15 +82,24 @@ const SEED_REGISTRATION: f64 = 17_000.0;
 const TOKENS: u64 = 100;
 
 fn cases(scale: Scale) -> Vec<Case> {
-    SEED.iter()
-        .filter(|(n, _)| scale == Scale::Full || [10, 1_000, 10_000, 100_000].contains(n))
-        .map(|&(n, seed)| {
+    let sizes: Vec<u64> = scale.pick(
+        vec![100],
+        vec![1_000, 10_000, 100_000],
+        SEED.iter().map(|&(n, _)| n).collect(),
+    );
+    sizes
+        .into_iter()
+        .map(|n| {
+            let mut ring = PhaseSpec::msgs("ring");
+            if let Some(&(_, seed)) = SEED.iter().find(|&&(seed_n, _)| seed_n == n) {
+                ring = ring.seed(seed);
+            }
             Case::builder(format!("one_thread N={n} M={TOKENS}"))
                 .dispatcher("one_thread")
                 .param("N", n)
                 .param("M", TOKENS)
                 .phase(PhaseSpec::agents("registration").seed(SEED_REGISTRATION))
-                .phase(PhaseSpec::msgs("ring").seed(seed))
+                .phase(ring)
                 .runner(move || run_ring(n, TOKENS))
         })
         .collect()

@@ -87,7 +87,7 @@ impl Node {
 }
 
 fn cases(scale: Scale) -> Vec<Case> {
-    let depth = scale.pick(5u32, 6);
+    let depth = scale.pick(2u32, 5, 6);
     let leaves = 10u64.pow(depth);
     let agents: u64 = (0..=depth).map(|d| 10u64.pow(d)).sum();
     vec![

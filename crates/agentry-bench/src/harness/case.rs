@@ -132,6 +132,15 @@ impl Case {
         &self.meta
     }
 
+    /// Runs one repetition outside the harness (the test suite uses it at
+    /// [`Scale::Smoke`](crate::harness::Scale::Smoke) to check every benchmark's result).
+    ///
+    /// # Errors
+    /// Whatever the runner returns (a failed verification, a setup error).
+    pub fn run_once(&mut self) -> Result<crate::harness::Sample, BenchError> {
+        (self.runner)()
+    }
+
     /// The declared phases, in declaration order.
     #[must_use]
     pub fn phases(&self) -> &[PhaseSpec] {

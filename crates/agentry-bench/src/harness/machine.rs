@@ -22,6 +22,8 @@ pub struct MachineInfo {
     pub rustc: Option<&'static str>,
     /// The git revision the binary was built from.
     pub git_rev: Option<&'static str>,
+    /// The allocator and its settings (see `allocator.rs`).
+    pub allocator: Option<&'static str>,
     /// Quick or full.
     pub scale: Scale,
     /// The repetition settings.
@@ -47,6 +49,7 @@ impl MachineInfo {
                 .and_then(|text| loadavg(&text)),
             rustc: option_env!("AGENTRY_BENCH_RUSTC"),
             git_rev: option_env!("AGENTRY_BENCH_GIT_REV"),
+            allocator: crate::harness::allocator::note(),
             scale,
             config,
         }
@@ -79,6 +82,7 @@ impl MachineInfo {
         };
         text("rustc", self.rustc);
         text("git_rev", self.git_rev);
+        text("allocator", self.allocator);
         text("scale", Some(self.scale.name()));
         fields.push((
             "warmup".to_owned(),
@@ -121,6 +125,9 @@ impl MachineInfo {
         }
         if !build.is_empty() {
             lines.push(build.join("  "));
+        }
+        if let Some(allocator) = self.allocator {
+            lines.push(format!("allocator: {allocator}"));
         }
         let (min_reps, reps) = self.config.plan(MIN_REPS);
         let mut reps_line = format!(

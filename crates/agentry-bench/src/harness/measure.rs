@@ -236,6 +236,10 @@ fn run_reps(
             index: reps + 1,
             planned,
         });
+        if case.memory {
+            // Memory kept by the allocator for earlier repetitions would count as this one's.
+            crate::harness::allocator::release_free_memory();
+        }
         if case.memory
             && let Err(error) = rss::reset_peak_rss()
         {

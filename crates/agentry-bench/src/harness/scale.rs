@@ -4,11 +4,14 @@
 ///
 /// ```
 /// use agentry_bench::harness::Scale;
-/// let n = Scale::Quick.pick(10_000, 1_000_000);
+/// let n = Scale::Quick.pick(100, 10_000, 1_000_000);
 /// assert_eq!(n, 10_000);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scale {
+    /// Tiny sizes: the test suite runs every benchmark once at this scale to check that it
+    /// computes the right result (never to time it).
+    Smoke,
     /// `--quick`: every workload scaled down so the whole suite takes about a minute on 2 cores.
     Quick,
     /// The default: the sizes of the seed documents.
@@ -16,10 +19,11 @@ pub enum Scale {
 }
 
 impl Scale {
-    /// `quick` under [`Scale::Quick`], `full` under [`Scale::Full`].
+    /// The size for this scale.
     #[must_use]
-    pub fn pick<T>(self, quick: T, full: T) -> T {
+    pub fn pick<T>(self, smoke: T, quick: T, full: T) -> T {
         match self {
+            Self::Smoke => smoke,
             Self::Quick => quick,
             Self::Full => full,
         }
@@ -29,6 +33,7 @@ impl Scale {
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
+            Self::Smoke => "smoke",
             Self::Quick => "quick",
             Self::Full => "full",
         }
