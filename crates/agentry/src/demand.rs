@@ -45,6 +45,9 @@ impl Kind {
     pub(crate) const START: Kind = Kind(1);
     /// Run `on_finish` and leave (last demand of every agent).
     pub(crate) const FINISH: Kind = Kind(2);
+    /// A `FINISH` that has passed its dispatcher's other queue(s) (see the finish barrier in
+    /// `disp/one_thread.rs`): run it.
+    pub(crate) const FINISH_NOW: Kind = Kind(3);
 }
 
 /// One queued unit of work for one agent.

@@ -75,9 +75,10 @@ enum BinderKind {
 }
 
 impl Binder {
-    pub(crate) fn prepare(&self) -> Result<PreparedBinding, BindError> {
+    /// `env` is the address of the registering environment (`EnvInner::address`).
+    pub(crate) fn prepare(&self, env: usize) -> Result<PreparedBinding, BindError> {
         match &self.0 {
-            BinderKind::OneThread(d) => d.prepare(),
+            BinderKind::OneThread(d) => d.prepare(env),
         }
     }
 }

@@ -191,11 +191,13 @@ impl EnvInner {
         let mut prepared = Vec::with_capacity(defined.len());
         for (index, (_, own, _, agent_type)) in defined.iter().enumerate() {
             let b = own.as_ref().or(binder.as_ref()).unwrap_or(default);
-            let p = b.prepare().map_err(|source| RegisterError::Bind {
-                index,
-                agent_type,
-                source,
-            })?;
+            let p = b
+                .prepare(self.address())
+                .map_err(|source| RegisterError::Bind {
+                    index,
+                    agent_type,
+                    source,
+                })?;
             prepared.push(p);
         }
 
@@ -458,7 +460,7 @@ impl EnvHandle {
 
     /// Publishes an agent's direct mbox under `name` (e.g. a service others send requests
     /// to). Publishing the same mbox again is fine; another mbox under a taken name is
-    /// [`NameError::Taken`].
+    /// [`NameError::Taken`], a name of a named multi mbox [`NameError::KindMismatch`].
     pub fn publish(&self, name: &str, mbox: &Mbox) -> Result<(), NameError> {
         if name.is_empty() {
             return Err(NameError::Empty);
@@ -466,7 +468,8 @@ impl EnvHandle {
         let mut names = self.0.names.lock();
         match names.get(name) {
             Some(Named::Direct(m)) if m == mbox => Ok(()),
-            Some(_) => Err(NameError::Taken(name.to_owned())),
+            Some(Named::Direct(_)) => Err(NameError::Taken(name.to_owned())),
+            Some(Named::Multi(_)) => Err(NameError::KindMismatch(name.to_owned())),
             None => {
                 names.insert(name.to_owned(), Named::Direct(mbox.clone()));
                 Ok(())

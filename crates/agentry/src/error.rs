@@ -109,6 +109,9 @@ pub enum BindError {
     /// The dispatcher was shut down.
     #[error("dispatcher `{0}` is shut down")]
     DispatcherShutDown(String),
+    /// The dispatcher belongs to another environment.
+    #[error("dispatcher `{0}` belongs to another environment")]
+    OtherEnv(String),
 }
 
 /// Why a deregistration request was refused.

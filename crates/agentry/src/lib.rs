@@ -50,10 +50,7 @@
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 #![warn(missing_docs)]
 
-#[cfg(loom)]
-pub mod sync;
-#[cfg(not(loom))]
-pub(crate) mod sync;
+mod sync;
 
 #[cfg(not(loom))]
 mod agent;

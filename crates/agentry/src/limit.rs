@@ -15,6 +15,7 @@ use crate::mbox::{Mbox, MultiMbox};
 use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -164,7 +165,25 @@ impl LimitEntry {
             }
             Overload::Transform(f) => {
                 let mut message = Some(message);
-                match one_level_deeper(|| (f(message.take().expect("invariant: taken once")).0)()) {
+                let mut panicked = false;
+                // The closure is user code on the sender's thread: a send never panics.
+                let transform = || {
+                    let m = message.take().expect("invariant: taken once");
+                    match catch_unwind(AssertUnwindSafe(|| f(m))) {
+                        Ok(transformed) => (transformed.0)(),
+                        Err(_) => panicked = true,
+                    }
+                };
+                match one_level_deeper(transform) {
+                    Some(()) if panicked => {
+                        counters.panics.fetch_add(1, Ordering::Relaxed);
+                        agent.stats.panics.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(
+                            message = self.type_name,
+                            "overload transform panicked: message dropped"
+                        );
+                        Ok(())
+                    }
                     Some(()) => {
                         counters.limit_transformed.fetch_add(1, Ordering::Relaxed);
                         Ok(())

@@ -206,6 +206,9 @@ impl AgentSlab {
     /// Only the thread running the dispatcher the agent is bound to may call this, for a demand
     /// taken from that dispatcher's queue, and must not hold two such references at once.
     #[inline]
+    // `&self` → `&mut`: the body sits in an `UnsafeCell`, and the contract below grants one
+    // thread exclusive access to it.
+    #[allow(clippy::mut_from_ref)]
     pub(crate) unsafe fn body_mut(&self, r: AgentRef) -> Option<&mut (dyn AgentBody + 'static)> {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };

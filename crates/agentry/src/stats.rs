@@ -42,7 +42,8 @@ pub struct EnvStats {
     /// Messages dropped because a redirect/transform chain exceeded
     /// [`MAX_REDIRECT_DEPTH`](crate::limit::MAX_REDIRECT_DEPTH).
     pub redirect_loops: u64,
-    /// Panics caught in handlers, hooks, insend handlers, filters and agent drops.
+    /// Panics caught in handlers, hooks, insend handlers, filters, overload transforms and agent
+    /// drops.
     pub panics: u64,
     /// Messages sent to a multi mbox that had no subscriber for their type.
     pub no_subscribers: u64,
@@ -89,7 +90,7 @@ pub struct AgentStats {
     pub refused: u64,
     /// Messages its message limits dropped.
     pub limit_dropped: u64,
-    /// Panics in its handlers, hooks, insend handlers and filters.
+    /// Panics in its handlers, hooks, insend handlers, filters and overload transforms.
     pub panics: u64,
 }
 

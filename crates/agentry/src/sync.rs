@@ -1,19 +1,22 @@
 //! Synchronisation building blocks: the only lock-free code of the crate.
 //!
 //! Every atomic here comes through [`atomic`] / [`thread`] so that the same code is
-//! model-checked by `loom` (`RUSTFLAGS="--cfg loom" cargo test -p agentry --test loom_sync --release`).
-//! Under `cfg(loom)` the crate compiles only this module.
+//! model-checked by `loom`: `RUSTFLAGS="--cfg loom" cargo test -p agentry --lib --release sync`
+//! (under `cfg(loom)` the crate compiles only this module and its model tests).
 
 pub(crate) mod mpsc;
 pub(crate) mod parker;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 #[cfg(not(loom))]
 pub(crate) mod atomic {
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
 }
 #[cfg(loom)]
 pub(crate) mod atomic {
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
 }
 
 #[cfg(not(loom))]

@@ -287,10 +287,10 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             self.start();
         }
         let shared = self.ctx.mbox.shared();
-        if limit != LimitSlot::NONE {
-            if let Some(b) = shared.binding() {
-                b.limits.release(limit);
-            }
+        if limit != LimitSlot::NONE
+            && let Some(b) = shared.binding()
+        {
+            b.limits.release(limit);
         }
         let Some(handler) = self.table.lookup(source, payload.type_id(), self.ctx.state) else {
             shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
@@ -334,11 +334,11 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         let exits: Vec<State> = self.states.self_and_ancestors(self.ctx.state).collect();
         self.ctx.in_transition = true;
         for s in exits {
-            if let Some(hook) = self.states.on_exit(s) {
-                if !catch_hook(&mut self.agent, &mut self.ctx, hook) {
-                    self.on_panic();
-                    break;
-                }
+            if let Some(hook) = self.states.on_exit(s)
+                && !catch_hook(&mut self.agent, &mut self.ctx, hook)
+            {
+                self.on_panic();
+                break;
             }
         }
         self.ctx.in_transition = false;

@@ -429,13 +429,13 @@ where
     let has_queued = def.table.subscribes(source, TypeId::of::<Arc<T>>());
     let filter: Option<Arc<dyn Any + Send + Sync>> =
         filter.map(|f| f as Arc<dyn Any + Send + Sync>);
-    if let (Some(p), Some(_)) = (position, &filter) {
-        if def.multi[p].options.filter.is_some() {
-            return Err(DefineError::DuplicateFilter {
-                mbox: source,
-                message,
-            });
-        }
+    if let (Some(p), Some(_)) = (position, &filter)
+        && def.multi[p].options.filter.is_some()
+    {
+        return Err(DefineError::DuplicateFilter {
+            mbox: source,
+            message,
+        });
     }
     let mut insend = None;
     match kind {

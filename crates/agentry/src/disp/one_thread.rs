@@ -13,6 +13,10 @@
 //!   (`sync/parker.rs`): at most one wake-up per batch.
 //! - Per-sender FIFO holds because a sender always uses the same path. Different senders'
 //!   messages interleave in no promised order.
+//! - Finish barrier: a finish demand runs only after it has passed through *both* queues
+//!   (taken from one, it is re-queued at the back of the other as `FINISH_NOW`). Every
+//!   message accepted before the deregistration sits ahead of it in one queue or the other,
+//!   so it is handled first, whichever thread sent it (the policy in `coop.rs`).
 //! - When idle, the worker spins briefly (crossbeam `Backoff`), then parks.
 //! - Closing (when the last handle and bound agent are gone, or at environment shutdown)
 //!   makes pushes fail; the worker finishes what is queued and exits. Demands pushed in the
@@ -21,13 +25,13 @@
 use super::local_queue::LocalQueue;
 use super::worker::execute;
 use super::{Binder, BinderKind, EventQueue, Lease, PreparedBinding};
-use crate::demand::Demand;
+use crate::demand::{Demand, Kind};
 use crate::env::EnvHandle;
 use crate::error::{BindError, BuildError};
 use crate::message::Undelivered;
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
-use crate::sync::mpsc::{MpscQueue, Pop};
+use crate::sync::mpsc::MpscQueue;
 use crate::sync::parker::Parker;
 use crossbeam_utils::Backoff;
 use std::cell::{Cell, UnsafeCell};
@@ -47,6 +51,8 @@ thread_local! {
 /// The queue of one `one_thread` dispatcher.
 pub(crate) struct Queue {
     name: String,
+    /// Address of the environment whose agents (and slab) this queue serves.
+    env: usize,
     /// Demands the worker sent to agents of its own dispatcher (worker thread only).
     local: UnsafeCell<LocalQueue>,
     remote: MpscQueue<Demand>,
@@ -87,7 +93,7 @@ impl Queue {
     }
 
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        self.closed.store(true, Ordering::Release);
         self.parker.unpark();
     }
 
@@ -104,13 +110,9 @@ impl Drop for Queue {
         while let Some(d) = self.local.get_mut().pop() {
             d.discard(Undelivered::Shutdown, &self.counters);
         }
-        loop {
-            // SAFETY: `&mut self`: the worker has exited, we are the only consumer.
-            match unsafe { self.remote.pop() } {
-                Pop::Data(d) => d.discard(Undelivered::Shutdown, &self.counters),
-                Pop::Empty => break,
-                Pop::Inconsistent => std::hint::spin_loop(),
-            }
+        // SAFETY: `&mut self`: no producer and no worker is left, we are the only consumer.
+        while let Some(d) = unsafe { self.remote.pop() } {
+            d.discard(Undelivered::Shutdown, &self.counters);
         }
     }
 }
@@ -127,30 +129,36 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
         let mut worked = false;
         for _ in 0..BATCH {
             // SAFETY: this is the worker thread; the borrow ends before the demand runs.
-            let Some(demand) = (unsafe { (*queue.local.get()).pop() }) else {
+            let Some(mut demand) = (unsafe { (*queue.local.get()).pop() }) else {
                 break;
             };
+            worked = true;
+            if demand.kind == Kind::FINISH {
+                // Finish barrier (ground rules): behind whatever other threads queued.
+                demand.kind = Kind::FINISH_NOW;
+                queue.remote.push(demand);
+                continue;
+            }
             // SAFETY: this thread serves the queue the demand was sent to.
             unsafe { execute(demand, &slab, &queue.counters) };
             handled += 1;
-            worked = true;
         }
         for _ in 0..BATCH {
             // SAFETY: single consumer (this thread).
-            match unsafe { queue.remote.pop() } {
-                Pop::Data(demand) => {
-                    // SAFETY: as above.
-                    unsafe { execute(demand, &slab, &queue.counters) };
-                    handled += 1;
-                    worked = true;
-                }
-                Pop::Empty => break,
-                Pop::Inconsistent => {
-                    worked = true;
-                    std::hint::spin_loop();
-                    break;
-                }
+            let Some(mut demand) = (unsafe { queue.remote.pop() }) else {
+                break;
+            };
+            worked = true;
+            if demand.kind == Kind::FINISH {
+                // Finish barrier (ground rules): behind what this thread queued.
+                demand.kind = Kind::FINISH_NOW;
+                // SAFETY: this is the worker thread; no other borrow of `local`.
+                unsafe { (*queue.local.get()).push(demand) };
+                continue;
             }
+            // SAFETY: this thread serves the queue the demand was sent to.
+            unsafe { execute(demand, &slab, &queue.counters) };
+            handled += 1;
         }
         if worked {
             queue.handled.store(handled, Ordering::Relaxed);
@@ -168,8 +176,8 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
             // SAFETY: this is the worker thread; no other borrow of `local` is alive.
             let local_empty = unsafe { (*queue.local.get()).is_empty() };
             // SAFETY: single consumer (this thread).
-            let remote_empty = unsafe { queue.remote.is_empty_seqcst() };
-            local_empty && remote_empty && !queue.closed.load(Ordering::SeqCst)
+            let remote_empty = unsafe { queue.remote.is_empty() };
+            local_empty && remote_empty && !queue.closed.load(Ordering::Relaxed)
         });
         backoff.reset();
     }
@@ -217,6 +225,7 @@ impl OneThreadDispatcher {
         let name = name.into();
         let queue = Arc::new(Queue {
             name: name.clone(),
+            env: inner.address(),
             local: UnsafeCell::new(LocalQueue::new()),
             remote: MpscQueue::new(),
             parker: Parker::new(),
@@ -248,7 +257,10 @@ impl OneThreadDispatcher {
         self.0.queue.handled()
     }
 
-    pub(crate) fn prepare(&self) -> Result<PreparedBinding, BindError> {
+    pub(crate) fn prepare(&self, env: usize) -> Result<PreparedBinding, BindError> {
+        if self.0.queue.env != env {
+            return Err(BindError::OtherEnv(self.0.queue.name.clone()));
+        }
         if self.0.queue.closed.load(Ordering::Acquire) {
             return Err(BindError::DispatcherShutDown(self.0.queue.name.clone()));
         }

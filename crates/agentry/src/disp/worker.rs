@@ -34,7 +34,7 @@ pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCou
         }
         Kind::START => body.on_start(),
         _ => {
-            debug_assert_eq!(demand.kind, Kind::FINISH);
+            debug_assert!(demand.kind == Kind::FINISH || demand.kind == Kind::FINISH_NOW);
             let exit = body.on_finish();
             // SAFETY: forwarded contract; the agent has finished and `body` is no longer used.
             let body = unsafe { slab.remove(target) };

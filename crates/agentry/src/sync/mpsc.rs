@@ -10,15 +10,15 @@
 //!   store into the previous node. Producers never wait for each other or for the consumer.
 //! - Exactly one thread at a time may call [`pop`](MpscQueue::pop) (hence `unsafe`): the
 //!   consumer owns `tail` and frees nodes.
-//! - Between a producer's `swap` and its link store the queue is *inconsistent*: `pop` reports
-//!   [`Pop::Inconsistent`] and the consumer must retry rather than conclude the queue is empty.
-//! - `head` is swapped with `SeqCst`, so a consumer that announces it is going to sleep (a
-//!   `SeqCst` store) and then reads [`is_empty_seqcst`](MpscQueue::is_empty_seqcst) cannot
-//!   miss a producer that then reads the sleeping flag with `SeqCst` (see `parker.rs`).
+//! - A push becomes visible to the consumer when its producer stores the link from the previous
+//!   node; until then (after its `swap`) the consumer sees the queue end before it. So a
+//!   producer must finish its push before it wakes the consumer (`parker.rs`), and the
+//!   consumer may sleep while a push is half done: it is woken once the link is stored. The
+//!   consumer never spins on another thread's progress.
 
 use super::UnsafeCell;
 #[cfg(not(loom))]
-use super::UnsafeCellExt as _;
+use super::UnsafeCellExt;
 use super::atomic::{AtomicPtr, Ordering};
 use crossbeam_utils::CachePadded;
 use std::ptr;
@@ -35,17 +35,6 @@ impl<T> Node<T> {
             value,
         }))
     }
-}
-
-/// What [`MpscQueue::pop`] found.
-#[derive(Debug)]
-pub(crate) enum Pop<T> {
-    /// The oldest value.
-    Data(T),
-    /// Nothing is queued.
-    Empty,
-    /// A producer is half-way through a push; retry shortly.
-    Inconsistent,
 }
 
 /// Unbounded lock-free MPSC queue (see the module docs for the rules).
@@ -75,20 +64,20 @@ impl<T> MpscQueue<T> {
     /// Appends `value`; wait-free for producers.
     pub(crate) fn push(&self, value: T) {
         let node = Node::alloc(Some(value));
-        let prev = self.head.swap(node, Ordering::SeqCst);
+        let prev = self.head.swap(node, Ordering::AcqRel);
         // SAFETY: `prev` was the head, so the consumer cannot have freed it: the consumer frees a
         // node only after moving `tail` past it, which requires its `next` to be non-null, and
         // only this producer (the one that swapped it out of `head`) stores that `next`.
         unsafe { (*prev).next.store(node, Ordering::Release) };
     }
 
-    /// Takes the oldest value.
+    /// Takes the oldest value whose push is complete.
     ///
     /// # Safety
     ///
-    /// At most one thread may be inside `pop` or [`is_empty_seqcst`](Self::is_empty_seqcst)
+    /// At most one thread may be inside `pop` or [`is_empty`](Self::is_empty)
     /// at any time (the single consumer).
-    pub(crate) unsafe fn pop(&self) -> Pop<T> {
+    pub(crate) unsafe fn pop(&self) -> Option<T> {
         self.tail.with_mut(|tail_slot| {
             // SAFETY: single consumer (caller contract): nobody else touches `tail`.
             let tail = unsafe { *tail_slot };
@@ -104,39 +93,32 @@ impl<T> MpscQueue<T> {
                 // SAFETY: the old stub is unreachable for producers (its `next` is set) and for
                 // the consumer (tail moved past it), so it can be freed.
                 drop(unsafe { Box::from_raw(tail) });
-                return Pop::Data(value);
+                return Some(value);
             }
-            if self.head.load(Ordering::Acquire) == tail {
-                Pop::Empty
-            } else {
-                Pop::Inconsistent
-            }
+            None
         })
     }
 
-    /// True when no push has started since the last value was taken (a `SeqCst` read of
-    /// `head`, for the sleep protocol).
+    /// True when no complete push is waiting (a half-done push counts as empty: its producer
+    /// wakes the consumer when it completes).
     ///
     /// # Safety
     ///
     /// Same single-consumer contract as [`pop`](Self::pop).
-    pub(crate) unsafe fn is_empty_seqcst(&self) -> bool {
-        // SAFETY: single consumer (caller contract).
+    pub(crate) unsafe fn is_empty(&self) -> bool {
+        // SAFETY: single consumer (caller contract); the stub lives until the consumer frees it.
         let tail = self.tail.with(|t| unsafe { *t });
-        self.head.load(Ordering::SeqCst) == tail
+        // SAFETY: as above.
+        unsafe { (*tail).next.load(Ordering::Acquire).is_null() }
     }
 }
 
 impl<T> Drop for MpscQueue<T> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is active any more.
-        loop {
-            // SAFETY: exclusive access makes us the single consumer.
-            match unsafe { self.pop() } {
-                Pop::Data(value) => drop(value),
-                Pop::Empty => break,
-                Pop::Inconsistent => unreachable!("invariant: no producer runs during drop"),
-            }
+        // SAFETY: exclusive access makes us the single consumer (and no push is half done).
+        while let Some(value) = unsafe { self.pop() } {
+            drop(value);
         }
         // SAFETY: exclusive access; the remaining stub is owned by the queue.
         self.tail.with_mut(|t| drop(unsafe { Box::from_raw(*t) }));

@@ -1,16 +1,13 @@
-use super::{MpscQueue, Pop};
+use super::MpscQueue;
 use std::sync::Arc;
 
 fn drain<T>(q: &MpscQueue<T>) -> Vec<T> {
     let mut out = Vec::new();
-    loop {
-        // SAFETY: the test thread is the only consumer.
-        match unsafe { q.pop() } {
-            Pop::Data(v) => out.push(v),
-            Pop::Empty => return out,
-            Pop::Inconsistent => std::hint::spin_loop(),
-        }
+    // SAFETY: the test thread is the only consumer.
+    while let Some(v) = unsafe { q.pop() } {
+        out.push(v);
     }
+    out
 }
 
 #[test]

@@ -1,3 +1,5 @@
+//! Basic usage: two agents of one coop play ping-pong until one stops the environment.
+
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

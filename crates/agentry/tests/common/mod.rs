@@ -1,0 +1,211 @@
+//! Helpers shared by the integration tests: bounded waits (a bug fails a test instead of
+//! hanging it), a gate that holds an agent inside a handler, a quiet panic hook for the panics
+//! tests provoke on purpose, and a runner for tests whose subject aborts the process.
+
+#![allow(dead_code)]
+
+use agentry::{Env, EnvHandle, EnvStats};
+use std::io::Read;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// Every blocking wait of a test gives up after this long.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Runs `env` to completion on a helper thread; fails if `run()` has not returned by the
+/// deadline.
+pub fn run_env(env: Env) {
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        env.run();
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(DEADLINE)
+        .expect("Env::run() did not return before the deadline");
+}
+
+/// Receives from `rx`, failing after the deadline.
+pub fn recv<T>(rx: &Receiver<T>) -> T {
+    rx.recv_timeout(DEADLINE)
+        .expect("nothing received before the deadline")
+}
+
+/// Polls `condition` until it holds, failing after the deadline.
+pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Polls the environment's stats until `condition` holds; returns the stats that satisfied it.
+pub fn wait_stats(env: &EnvHandle, what: &str, condition: impl Fn(&EnvStats) -> bool) -> EnvStats {
+    let mut last = env.stats();
+    wait_until(what, || {
+        last = env.stats();
+        condition(&last)
+    });
+    last
+}
+
+/// A shared, ordered record of events (hook calls, finish order, ...).
+#[derive(Clone, Default)]
+pub struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    pub fn push(&self, event: impl Into<String>) {
+        self.0.lock().expect("log lock").push(event.into());
+    }
+
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().expect("log lock"))
+    }
+
+    pub fn snapshot(&self) -> Vec<String> {
+        self.0.lock().expect("log lock").clone()
+    }
+}
+
+/// Holds an agent inside a handler: the agent calls [`Gate::pass`], the test waits for it with
+/// [`GateKey::wait_entered`] and lets it go with [`GateKey::open`].
+pub struct Gate {
+    entered: Sender<()>,
+    release: Receiver<()>,
+}
+
+/// The test's side of a [`Gate`].
+pub struct GateKey {
+    entered: Receiver<()>,
+    release: Sender<()>,
+}
+
+pub fn gate() -> (Gate, GateKey) {
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel();
+    (
+        Gate {
+            entered: entered_tx,
+            release: release_rx,
+        },
+        GateKey {
+            entered: entered_rx,
+            release: release_tx,
+        },
+    )
+}
+
+impl Gate {
+    /// Announces that the agent is inside, then blocks until the test opens the gate.
+    pub fn pass(&self) {
+        let _ = self.entered.send(());
+        self.release
+            .recv_timeout(DEADLINE)
+            .expect("the test did not open the gate before the deadline");
+    }
+}
+
+impl GateKey {
+    pub fn wait_entered(&self) {
+        recv(&self.entered);
+    }
+
+    pub fn open(&self) {
+        let _ = self.release.send(());
+    }
+}
+
+/// Panics that tests provoke on purpose carry this prefix; the hook installed by
+/// [`quiet_expected_panics`] does not print them.
+pub const EXPECTED: &str = "expected panic";
+
+/// Installs (once per test binary) a panic hook that keeps provoked panics out of the output.
+pub fn quiet_expected_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            if !message.is_some_and(|m| m.starts_with(EXPECTED)) {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// The environment variable that tells a re-run test binary which scenario to play.
+pub const CHILD_MODE: &str = "AGENTRY_TEST_CHILD_MODE";
+
+/// The scenario this process was asked to play, if it is such a child.
+pub fn child_mode() -> Option<String> {
+    std::env::var(CHILD_MODE).ok()
+}
+
+/// What a child test process did.
+pub struct ChildOutcome {
+    pub status: ExitStatus,
+    pub stderr: String,
+}
+
+/// Re-runs this test binary with only `test_name`, in scenario `mode`, and waits (bounded)
+/// for it to exit.
+pub fn run_child(test_name: &str, mode: &str) -> ChildOutcome {
+    let mut child = Command::new(std::env::current_exe().expect("current test binary"))
+        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_MODE, mode)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the test binary");
+    let mut stderr_pipe = child.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stderr_pipe.read_to_string(&mut out);
+        out
+    });
+    let deadline = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("child test process `{test_name}` ({mode}) did not exit before the deadline");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stderr = reader.join().expect("stderr reader");
+    ChildOutcome { status, stderr }
+}
+
+/// Asserts that the child was killed by SIGABRT and printed `expected` on stderr.
+pub fn assert_aborted(outcome: &ChildOutcome, expected: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    const SIGABRT: i32 = 6;
+    assert!(
+        !outcome.status.success(),
+        "the child exited successfully; stderr:\n{}",
+        outcome.stderr
+    );
+    assert_eq!(
+        outcome.status.signal(),
+        Some(SIGABRT),
+        "the child was not aborted ({:?}); stderr:\n{}",
+        outcome.status,
+        outcome.stderr
+    );
+    assert!(
+        outcome.stderr.contains(expected),
+        "stderr lacks {expected:?}:\n{}",
+        outcome.stderr
+    );
+}
