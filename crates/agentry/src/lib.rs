@@ -50,6 +50,26 @@
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 #![warn(missing_docs)]
 
+/// The README's example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;
+
+/// An agent is moved into its coop, so it cannot be registered twice — the compiler refuses:
+///
+/// ```compile_fail
+/// use agentry::{Agent, Env};
+/// struct Worker;
+/// impl Agent for Worker {}
+/// let env = Env::new().expect("env");
+/// let worker = Worker;
+/// let mut coop = env.handle().new_coop();
+/// coop.add(worker);
+/// coop.add(worker); // error[E0382]: use of moved value: `worker`
+/// ```
+#[cfg(doctest)]
+struct AgentRegisteredOnce;
+
 mod sync;
 
 #[cfg(not(loom))]

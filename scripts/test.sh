@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every check and test of the project, from a fresh Debian machine with Rust installed.
+#
+#   scripts/test.sh
+#
+# 1. formatting and lints (rustfmt, clippy with warnings as errors);
+# 2. every unit, integration and doc test of the workspace, the examples (each runs as a
+#    test), and every benchmark once at smoke scale to check that it computes the right result;
+# 3. the loom model checks of the lock-free code (a separate build with `--cfg loom`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "rustfmt"
+cargo fmt --all -- --check
+
+step "clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "tests: unit, integration, doc, examples, benchmark self-checks"
+cargo test --workspace
+
+step "loom model checks (sync primitives)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p agentry --lib --release sync
+
+step "all checks passed"
