@@ -9,6 +9,8 @@ use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::{AgentRef, SlotPtr};
 use crate::stats::EnvCounters;
+use crate::timer::token::TimerToken;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Index of the message limit a queued message holds a place in.
@@ -45,9 +47,19 @@ impl Kind {
     pub(crate) const START: Kind = Kind(1);
     /// Run `on_finish` and leave (last demand of every agent).
     pub(crate) const FINISH: Kind = Kind(2);
+    /// Like `MESSAGE`, but `payload` is a [`Revocable`]: a timer's message, handled only if
+    /// the timer was not cancelled meanwhile.
+    pub(crate) const REVOCABLE: Kind = Kind(4);
     /// A `FINISH` that has passed its dispatcher's other queue(s) (see the finish barrier in
     /// `disp/one_thread.rs`): run it.
     pub(crate) const FINISH_NOW: Kind = Kind(3);
+}
+
+/// A timer's message and the timer's token, checked when the dispatcher takes the demand.
+#[derive(Debug)]
+pub(crate) struct Revocable {
+    pub(crate) token: Arc<TimerToken>,
+    pub(crate) inner: Payload,
 }
 
 /// One queued unit of work for one agent.
@@ -87,6 +99,25 @@ impl Demand {
         }
     }
 
+    /// A timer's message (kind `REVOCABLE`).
+    pub(crate) fn revocable(
+        target: AgentRef,
+        source: MboxId,
+        revocable: Revocable,
+        limit: LimitSlot,
+    ) -> Self {
+        let (slot, generation) = target.into_parts();
+        let payload = Some(Payload::new(revocable));
+        Demand {
+            slot,
+            generation,
+            limit,
+            kind: Kind::REVOCABLE,
+            source,
+            payload,
+        }
+    }
+
     /// `source` is the agent's own mbox.
     pub(crate) fn start(target: AgentRef, source: MboxId) -> Self {
         Self::lifecycle(target, source, Kind::START)
@@ -117,9 +148,20 @@ impl Demand {
 
     /// The message of a message demand that was just built from a `P` and refused.
     pub(crate) fn into_message<P: 'static>(self) -> P {
-        match self.payload.map(Payload::take::<P>) {
-            Some(Ok(message)) => message,
-            _ => unreachable!("invariant: only message demands built from a P are refused"),
+        let payload = self
+            .payload
+            .expect("invariant: only message demands are refused");
+        let payload = if self.kind == Kind::REVOCABLE {
+            match payload.take::<Revocable>() {
+                Ok(revocable) => revocable.inner,
+                Err(_) => unreachable!("invariant: revocable demands carry a Revocable"),
+            }
+        } else {
+            payload
+        };
+        match payload.take::<P>() {
+            Ok(message) => message,
+            Err(_) => unreachable!("invariant: the refused demand was built from a P"),
         }
     }
 

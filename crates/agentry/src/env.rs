@@ -32,6 +32,7 @@ use crate::limit::LimitTable;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::slab::AgentSlab;
 use crate::stats::{EnvCounters, EnvStats};
+use crate::timer::{Clock, EngineKind, TimerHandle, TimerService};
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Something that must finish before the environment shuts down (e.g. flushing a log,
 /// closing connections gracefully). Added with [`EnvHandle::add_stop_guard`].
@@ -86,6 +88,8 @@ enum Named {
 pub(crate) struct Config {
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) autoshutdown: bool,
+    pub(crate) timer_engine: EngineKind,
+    pub(crate) clock: Clock,
 }
 
 pub(crate) struct EnvInner {
@@ -99,14 +103,17 @@ pub(crate) struct EnvInner {
     stopped: Condvar,
     workers: Mutex<Vec<WorkerThread>>,
     default_binder: OnceLock<Binder>,
+    pub(crate) timers: Arc<TimerService>,
+    timer_thread: Mutex<Option<JoinHandle<()>>>,
     config: Config,
 }
 
 impl EnvInner {
     fn new(config: Config) -> Self {
+        let counters = Arc::new(EnvCounters::default());
         EnvInner {
             slab: Arc::new(AgentSlab::new()),
-            counters: Arc::new(EnvCounters::default()),
+            counters: Arc::clone(&counters),
             registry: Mutex::new(Registry::default()),
             ever_registered: std::sync::atomic::AtomicBool::new(false),
             names: Mutex::new(HashMap::new()),
@@ -118,6 +125,12 @@ impl EnvInner {
             stopped: Condvar::new(),
             workers: Mutex::new(Vec::new()),
             default_binder: OnceLock::new(),
+            timers: TimerService::new(
+                config.timer_engine,
+                config.clock.clone(),
+                Arc::clone(&counters),
+            ),
+            timer_thread: Mutex::new(None),
             config,
         }
     }
@@ -377,6 +390,13 @@ impl EnvInner {
                 self.stopped.wait(&mut lifecycle);
             }
         }
+        // No coop is left to receive timer messages: stop the timer thread first.
+        self.timers.shut_down();
+        if let Some(thread) = self.timer_thread.lock().take()
+            && thread.join().is_err()
+        {
+            tracing::error!("the timer thread panicked");
+        }
         let workers = std::mem::take(&mut *self.workers.lock());
         for w in &workers {
             w.queue.close();
@@ -520,7 +540,81 @@ impl EnvHandle {
     /// A snapshot of the environment's counters.
     pub fn stats(&self) -> EnvStats {
         let coops = self.0.registry.lock().len();
-        self.0.counters.snapshot(coops, self.0.slab.live())
+        self.0
+            .counters
+            .snapshot(coops, self.0.slab.live(), self.0.timers.len())
+    }
+
+    /// Sends `message` to `to` after `delay`. Dropping the returned handle cancels it.
+    pub fn send_delayed<M: Send + 'static>(
+        &self,
+        to: &Mbox,
+        delay: Duration,
+        message: M,
+    ) -> TimerHandle {
+        let to = to.clone();
+        let mut message = Some(message);
+        self.0.timers.schedule(
+            delay,
+            None,
+            Box::new(move |token| {
+                if let Some(m) = message.take() {
+                    to.send_timed(m, token);
+                }
+            }),
+        )
+    }
+
+    /// Sends a clone of `message` to `to` after `delay`, then every `period` (fixed rate).
+    pub fn send_periodic<M: Clone + Send + 'static>(
+        &self,
+        to: &Mbox,
+        delay: Duration,
+        period: Duration,
+        message: M,
+    ) -> TimerHandle {
+        let to = to.clone();
+        self.0.timers.schedule(
+            delay,
+            Some(period),
+            Box::new(move |token| to.send_timed(message.clone(), token)),
+        )
+    }
+
+    /// [`send_delayed`](Self::send_delayed) to a multi mbox.
+    pub fn send_delayed_multi<M: Send + Sync + 'static>(
+        &self,
+        to: &MultiMbox,
+        delay: Duration,
+        message: M,
+    ) -> TimerHandle {
+        let to = to.clone();
+        let mut message = Some(message);
+        self.0.timers.schedule(
+            delay,
+            None,
+            Box::new(move |token| {
+                if let Some(m) = message.take() {
+                    to.send_timed(m, token);
+                }
+            }),
+        )
+    }
+
+    /// [`send_periodic`](Self::send_periodic) to a multi mbox.
+    pub fn send_periodic_multi<M: Clone + Send + Sync + 'static>(
+        &self,
+        to: &MultiMbox,
+        delay: Duration,
+        period: Duration,
+        message: M,
+    ) -> TimerHandle {
+        let to = to.clone();
+        self.0.timers.schedule(
+            delay,
+            Some(period),
+            Box::new(move |token| to.send_timed(message.clone(), token)),
+        )
     }
 
     /// The binder of the default (`one_thread`) dispatcher.
@@ -564,6 +658,11 @@ impl Env {
         if handle.0.default_binder.set(default.binder()).is_err() {
             unreachable!("invariant: a new environment has no default binder yet");
         }
+        let timers = Arc::clone(&handle.0.timers);
+        let thread = std::thread::Builder::new()
+            .name("agentry-timer".into())
+            .spawn(move || timers.run())?;
+        *handle.0.timer_thread.lock() = Some(thread);
         Ok(Env { handle })
     }
 

@@ -44,6 +44,9 @@ pub enum DefineError {
     /// A second message limit for the same message type.
     #[error("duplicate message limit for {0}")]
     DuplicateLimit(&'static str),
+    /// A second time limit for the same state.
+    #[error("state `{0}` already has a time limit")]
+    DuplicateTimeLimit(String),
     /// Two delivery filters for the same (mbox, message type).
     #[error("duplicate delivery filter for {message} from {mbox}")]
     DuplicateFilter {

@@ -42,6 +42,8 @@
 //! - [`Coop`], [`Env`], [`EnvHandle`]: registering agents and running them.
 //! - [`disp`]: dispatchers (which threads run which agents) and [`disp::Binder`].
 //! - [`Request`] and [`Mbox::request`]: synchronous request/reply with a timeout.
+//! - [`timer`]: delayed and periodic messages ([`EnvHandle::send_delayed`], [`TimerHandle`]),
+//!   and the [`ManualClock`] for deterministic tests.
 //! - [`Overload`]: message limits; [`PanicReaction`]: what a panic in a handler does.
 //! - [`EnvStats`], [`AgentStats`]: counters — nothing is dropped without one showing it.
 //!
@@ -98,6 +100,8 @@ mod request;
 mod slab;
 #[cfg(not(loom))]
 mod stats;
+#[cfg(not(loom))]
+pub mod timer;
 
 #[cfg(not(loom))]
 pub use crate::{
@@ -114,4 +118,5 @@ pub use crate::{
     message::Undelivered,
     request::{ReplyTo, Request},
     stats::{AgentStats, EnvStats},
+    timer::{Clock, ManualClock, TimerHandle},
 };

@@ -22,6 +22,7 @@ use crate::ids::{AgentId, MboxId};
 use crate::message::payload::Payload;
 use crate::request::{ReplySlot, Request};
 use crate::stats::AgentStats;
+use crate::timer::token::TimerToken;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +62,7 @@ impl Mbox {
     /// drops the message, the message is dropped and counted.
     #[inline]
     pub fn send<M: Send + 'static>(&self, message: M) {
-        if let Err(refused) = self.0.deliver(self.0.mbox_id, message, Payload::new) {
+        if let Err(refused) = self.0.deliver(self.0.mbox_id, message, Payload::new, None) {
             self.0.count_refused(refused, Payload::new);
         }
     }
@@ -69,7 +70,7 @@ impl Mbox {
     /// Sends `message`, giving it back if the agent is not running or its limit (reaction
     /// `Drop`) refuses it.
     pub fn try_send<M: Send + 'static>(&self, message: M) -> Result<(), SendError<M>> {
-        match self.0.deliver(self.0.mbox_id, message, Payload::new) {
+        match self.0.deliver(self.0.mbox_id, message, Payload::new, None) {
             Ok(()) => Ok(()),
             Err(Refused::Gone(m)) => {
                 self.0
@@ -109,7 +110,10 @@ impl Mbox {
         }
         let slot = Arc::new(ReplySlot::new(Arc::clone(&self.0.counters)));
         let request = Request::new(query, Arc::clone(&slot));
-        match self.0.deliver(self.0.mbox_id, request, Payload::rejectable) {
+        match self
+            .0
+            .deliver(self.0.mbox_id, request, Payload::rejectable, None)
+        {
             Ok(()) => slot.wait(timeout),
             Err(Refused::Gone(_)) => {
                 self.0
@@ -123,6 +127,16 @@ impl Mbox {
                 Err(RequestError::AgentGone)
             }
             Err(Refused::Overloaded(_)) => Err(RequestError::Overloaded),
+        }
+    }
+
+    /// Sends a timer's message (see `timer.rs`).
+    pub(crate) fn send_timed<M: Send + 'static>(&self, message: M, token: &Arc<TimerToken>) {
+        if let Err(refused) = self
+            .0
+            .deliver(self.0.mbox_id, message, Payload::new, Some(token))
+        {
+            self.0.count_refused(refused, Payload::new);
         }
     }
 

@@ -18,6 +18,7 @@ pub(crate) struct EnvCounters {
     pub(crate) filtered_out: AtomicU64,
     pub(crate) dropped_on_shutdown: AtomicU64,
     pub(crate) replies_discarded: AtomicU64,
+    pub(crate) timers_revoked: AtomicU64,
 }
 
 /// A snapshot of an environment's counters ([`EnvHandle::stats`](crate::EnvHandle::stats)).
@@ -53,10 +54,14 @@ pub struct EnvStats {
     pub dropped_on_shutdown: u64,
     /// Replies that arrived after the requester stopped waiting.
     pub replies_discarded: u64,
+    /// Timer messages discarded because their timer was cancelled after they were queued.
+    pub timers_revoked: u64,
+    /// Timers currently scheduled.
+    pub timers: usize,
 }
 
 impl EnvCounters {
-    pub(crate) fn snapshot(&self, coops: usize, agents: usize) -> EnvStats {
+    pub(crate) fn snapshot(&self, coops: usize, agents: usize, timers: usize) -> EnvStats {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         EnvStats {
             coops,
@@ -72,6 +77,8 @@ impl EnvCounters {
             filtered_out: r(&self.filtered_out),
             dropped_on_shutdown: r(&self.dropped_on_shutdown),
             replies_discarded: r(&self.replies_discarded),
+            timers_revoked: r(&self.timers_revoked),
+            timers,
         }
     }
 }

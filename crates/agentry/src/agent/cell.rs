@@ -25,6 +25,7 @@ use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
+use crate::timer::TimerHandle;
 use std::any::TypeId;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -48,6 +49,9 @@ pub(crate) trait AgentBody: Send {
     /// Handles one message; returns false if the agent had no handler for it in its current
     /// state (the message was then rejected and counted).
     fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> bool;
+    /// Drops a message that must not be handled (its timer was cancelled), giving back its
+    /// place under the agent's message limit.
+    fn discard(&mut self, payload: Payload, limit: LimitSlot);
     /// Runs `on_finish` and leaves every state; the body is dropped next.
     fn on_finish(&mut self) -> Exit;
 }
@@ -140,6 +144,9 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 pending_state: None,
                 _agent: PhantomData,
             },
+            time_limited: states.has_time_limits(),
+            limit_epoch: 0,
+            limit_timers: Vec::new(),
             states,
             table,
             initial,
@@ -151,6 +158,21 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
     }
 }
 
+/// The internal message a state's time limit sends to its agent.
+struct TimeLimitExpired {
+    state: State,
+    epoch: u64,
+}
+
+/// The time limit of a state the agent is in.
+struct ActiveLimit {
+    state: State,
+    /// Which visit of the state (a stale expiry of an earlier visit is ignored).
+    epoch: u64,
+    /// Dropping it (leaving the state) cancels the limit.
+    _timer: TimerHandle,
+}
+
 struct AgentCell<A: Agent> {
     agent: A,
     ctx: Ctx<A>,
@@ -158,6 +180,9 @@ struct AgentCell<A: Agent> {
     table: HandlerTable<A>,
     initial: State,
     started: bool,
+    time_limited: bool,
+    limit_epoch: u64,
+    limit_timers: Vec<ActiveLimit>,
     multi: Vec<(MultiMbox, TypeId)>,
     panic_reaction: PanicReaction,
     _lease: Lease,
@@ -197,28 +222,56 @@ impl<A: Agent> AgentCell<A> {
             .react_to_panic(self.panic_reaction, self.ctx.coop);
     }
 
+    /// Leaves state `s`: cancels its time limit and runs its on_exit hook. False if the hook
+    /// panicked.
+    fn leave(&mut self, s: State) -> bool {
+        self.limit_timers.retain(|limit| limit.state != s);
+        match self.states.on_exit(s) {
+            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook),
+            None => true,
+        }
+    }
+
+    /// Enters state `s`: makes it current, starts its time limit and runs its on_enter hook.
+    /// False if the hook panicked.
+    fn enter(&mut self, s: State) -> bool {
+        self.ctx.state = s;
+        if let Some((limit, _)) = self.states.time_limit(s) {
+            self.limit_epoch += 1;
+            let expired = TimeLimitExpired {
+                state: s,
+                epoch: self.limit_epoch,
+            };
+            let timer = self.ctx.send_delayed(&self.ctx.mbox, limit, expired);
+            self.limit_timers.push(ActiveLimit {
+                state: s,
+                epoch: self.limit_epoch,
+                _timer: timer,
+            });
+        }
+        match self.states.on_enter(s) {
+            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook),
+            None => true,
+        }
+    }
+
     /// Runs the hooks of one transition; stops at the first panicking hook.
     fn run_transition(&mut self, to: State) {
         let t = self.states.transition(self.ctx.state, to);
         self.ctx.in_transition = true;
         let mut ok = true;
         for s in t.exits {
-            if let Some(hook) = self.states.on_exit(s) {
-                ok = catch_hook(&mut self.agent, &mut self.ctx, hook);
-                if !ok {
-                    break;
-                }
+            ok = self.leave(s);
+            if !ok {
+                break;
             }
             self.ctx.state = self.states.parent(s).unwrap_or(State::DEFAULT);
         }
         if ok {
             for s in t.enters {
-                self.ctx.state = s;
-                if let Some(hook) = self.states.on_enter(s) {
-                    ok = catch_hook(&mut self.agent, &mut self.ctx, hook);
-                    if !ok {
-                        break;
-                    }
+                ok = self.enter(s);
+                if !ok {
+                    break;
                 }
             }
         }
@@ -227,6 +280,22 @@ impl<A: Agent> AgentCell<A> {
             self.ctx.state = t.target;
         } else {
             self.on_panic();
+        }
+    }
+
+    /// A state's time limit expired: switch to its target if the agent is still in that very
+    /// visit of the state (not if it left, or left and came back).
+    fn on_time_limit(&mut self, TimeLimitExpired { state, epoch }: TimeLimitExpired) {
+        let Some(pos) = self
+            .limit_timers
+            .iter()
+            .position(|l| l.state == state && l.epoch == epoch)
+        else {
+            return;
+        };
+        self.limit_timers.swap_remove(pos);
+        if let Some((_, then)) = self.states.time_limit(state) {
+            self.run_transition(then);
         }
     }
 
@@ -246,12 +315,9 @@ impl<A: Agent> AgentCell<A> {
         self.ctx.in_transition = true;
         let mut ok = true;
         for s in entry.enters {
-            self.ctx.state = s;
-            if let Some(hook) = self.states.on_enter(s) {
-                ok = catch_hook(&mut self.agent, &mut self.ctx, hook);
-                if !ok {
-                    break;
-                }
+            ok = self.enter(s);
+            if !ok {
+                break;
             }
         }
         self.ctx.in_transition = false;
@@ -292,6 +358,13 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         {
             b.limits.release(limit);
         }
+        if self.time_limited && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
+            let expired = payload.take::<TimeLimitExpired>();
+            if let Ok(expired) = expired {
+                self.on_time_limit(expired);
+            }
+            return true;
+        }
         let Some(handler) = self.table.lookup(source, payload.type_id(), self.ctx.state) else {
             shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(
@@ -323,6 +396,13 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         true
     }
 
+    fn discard(&mut self, payload: Payload, limit: LimitSlot) {
+        if let Some(b) = self.ctx.mbox.shared().binding() {
+            b.limits.release(limit);
+        }
+        drop(payload);
+    }
+
     fn on_finish(&mut self) -> Exit {
         if !self.started {
             self.start();
@@ -334,9 +414,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         let exits: Vec<State> = self.states.self_and_ancestors(self.ctx.state).collect();
         self.ctx.in_transition = true;
         for s in exits {
-            if let Some(hook) = self.states.on_exit(s)
-                && !catch_hook(&mut self.agent, &mut self.ctx, hook)
-            {
+            if !self.leave(s) {
                 self.on_panic();
                 break;
             }

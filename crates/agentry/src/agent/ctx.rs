@@ -8,8 +8,10 @@ use crate::error::{RegisterError, StateError};
 use crate::ids::{AgentId, CoopId};
 use crate::mbox::Mbox;
 use crate::stats::AgentStats;
+use crate::timer::TimerHandle;
 use std::fmt;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 /// The context handed to every handler and hook of agent `A`.
 ///
@@ -90,6 +92,28 @@ impl<A: Agent> Ctx<A> {
     /// Registers `coop` (typically made by [`child_coop`](Self::child_coop)).
     pub fn register_coop(&self, coop: Coop) -> Result<CoopId, RegisterError> {
         self.env.register_coop(coop)
+    }
+
+    /// Sends `message` to `to` after `delay` (see [`EnvHandle::send_delayed`]).
+    pub fn send_delayed<M: Send + 'static>(
+        &self,
+        to: &Mbox,
+        delay: Duration,
+        message: M,
+    ) -> TimerHandle {
+        self.env.send_delayed(to, delay, message)
+    }
+
+    /// Sends `message` to `to` after `delay`, then every `period` (see
+    /// [`EnvHandle::send_periodic`]).
+    pub fn send_periodic<M: Clone + Send + 'static>(
+        &self,
+        to: &Mbox,
+        delay: Duration,
+        period: Duration,
+        message: M,
+    ) -> TimerHandle {
+        self.env.send_periodic(to, delay, period, message)
     }
 
     /// This agent's counters.

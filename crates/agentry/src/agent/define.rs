@@ -13,6 +13,7 @@ use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A subscription of the agent to a multi mbox, activated when the coop is registered.
 pub(crate) struct MultiSubscriptionDef {
@@ -107,6 +108,19 @@ impl<A: Agent> Define<A> {
     pub fn start_in(&mut self, state: State) -> Result<&mut Self, DefineError> {
         self.states.check(state)?;
         self.initial = state;
+        Ok(self)
+    }
+
+    /// After `limit` in `state` — counted from entering it, its substates included — the agent
+    /// switches to `then`. Leaving `state` earlier cancels the limit; entering it again starts
+    /// it afresh.
+    pub fn time_limit(
+        &mut self,
+        state: State,
+        limit: Duration,
+        then: State,
+    ) -> Result<&mut Self, DefineError> {
+        self.states.set_time_limit(state, limit, then)?;
         Ok(self)
     }
 

@@ -6,7 +6,7 @@
 
 use super::insend::{InsendCtx, InsendTable};
 use crate::coop::PanicReaction;
-use crate::demand::{Demand, LimitSlot};
+use crate::demand::{Demand, LimitSlot, Revocable};
 use crate::disp::EventQueue;
 use crate::env::EnvInner;
 use crate::ids::{AgentId, CoopId, MboxId};
@@ -14,6 +14,7 @@ use crate::limit::{Acquire, LimitTable};
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
 use crate::stats::EnvCounters;
+use crate::timer::token::TimerToken;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -101,17 +102,26 @@ impl AgentShared {
 
     /// Hands `message` to the agent: to its insend handler if it has one for `P`, otherwise
     /// through its message limit (if any) into its event queue.
+    ///
+    /// A message sent by a timer carries the timer's token: the insend handler runs only if
+    /// the token allows it, and a queued message travels as a [`Revocable`] demand that the
+    /// dispatcher checks when it takes it (`timer.rs` ground rules).
     #[inline]
     pub(crate) fn deliver<P: Send + 'static>(
         self: &Arc<Self>,
         source: MboxId,
         message: P,
         wrap: impl FnOnce(P) -> Payload,
+        timer: Option<&Arc<TimerToken>>,
     ) -> Result<(), Refused<P>> {
         let Some(b) = self.live() else {
             return Err(Refused::Gone(message));
         };
         if let Some(handler) = b.insend.find::<P>() {
+            if timer.is_some_and(|t| !t.may_deliver()) {
+                self.counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
             self.run_insend(b, handler, message);
             return Ok(());
         }
@@ -124,7 +134,18 @@ impl AgentShared {
                 Acquire::Exceeded(entry) => return entry.react(self, message),
             }
         };
-        let demand = Demand::message(b.target, source, wrap(message), limit);
+        let demand = match timer {
+            None => Demand::message(b.target, source, wrap(message), limit),
+            Some(token) => Demand::revocable(
+                b.target,
+                source,
+                Revocable {
+                    token: Arc::clone(token),
+                    inner: wrap(message),
+                },
+                limit,
+            ),
+        };
         match b.queue.push(demand) {
             Ok(()) => Ok(()),
             Err(demand) => {

@@ -8,6 +8,7 @@
 use super::Ctx;
 use crate::error::DefineError;
 use std::borrow::Cow;
+use std::time::Duration;
 
 /// Handle of one state of an agent. Cheap to copy; meaningful only for the agent whose
 /// definition created it.
@@ -31,6 +32,7 @@ struct Node<A> {
     parent: Option<State>,
     depth: u16,
     initial_substate: Option<State>,
+    time_limit: Option<(Duration, State)>,
     on_enter: Option<Hook<A>>,
     on_exit: Option<Hook<A>>,
 }
@@ -38,8 +40,8 @@ struct Node<A> {
 /// All states of one agent.
 pub(crate) struct StateTree<A> {
     nodes: Vec<Node<A>>,
-    /// True once any state has a hook or an initial substate: transitions must then walk
-    /// the tree; otherwise a transition only switches the state index.
+    /// True once any state has a hook, an initial substate or a time limit: transitions must
+    /// then walk the tree; otherwise a transition only switches the state index.
     structured: bool,
 }
 
@@ -61,6 +63,7 @@ impl<A> StateTree<A> {
             parent: None,
             depth: 0,
             initial_substate: None,
+            time_limit: None,
             on_enter: None,
             on_exit: None,
         };
@@ -101,6 +104,7 @@ impl<A> StateTree<A> {
             parent,
             depth,
             initial_substate: None,
+            time_limit: None,
             on_enter: None,
             on_exit: None,
         });
@@ -147,7 +151,36 @@ impl<A> StateTree<A> {
         Ok(())
     }
 
-    /// False if no state has a hook or an initial substate (transitions are a plain switch).
+    /// After `limit` in `state` (counted from entering it, substates included), the agent
+    /// switches to `then`.
+    pub(crate) fn set_time_limit(
+        &mut self,
+        state: State,
+        limit: Duration,
+        then: State,
+    ) -> Result<(), DefineError> {
+        self.check(state)?;
+        self.check(then)?;
+        let node = &mut self.nodes[state.index()];
+        if node.time_limit.is_some() {
+            return Err(DefineError::DuplicateTimeLimit(node.name.to_string()));
+        }
+        node.time_limit = Some((limit, then));
+        self.structured = true;
+        Ok(())
+    }
+
+    pub(crate) fn time_limit(&self, s: State) -> Option<(Duration, State)> {
+        self.nodes[s.index()].time_limit
+    }
+
+    /// True if any state has a time limit.
+    pub(crate) fn has_time_limits(&self) -> bool {
+        self.nodes.iter().any(|n| n.time_limit.is_some())
+    }
+
+    /// False if no state has a hook, an initial substate or a time limit (transitions are a
+    /// plain switch).
     pub(crate) fn is_structured(&self) -> bool {
         self.structured
     }

@@ -1,6 +1,6 @@
 //! What every dispatcher thread does with a demand it took from its queue.
 
-use crate::demand::{Demand, Kind};
+use crate::demand::{Demand, Kind, Revocable};
 use crate::message::Undelivered;
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
@@ -31,6 +31,22 @@ pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCou
             // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot
             // finish their own agent synchronously).
             unsafe { slab.count(target, handled) };
+        }
+        Kind::REVOCABLE => {
+            let payload = demand
+                .payload
+                .expect("invariant: message demands carry a payload");
+            let Ok(Revocable { token, inner }) = payload.take::<Revocable>() else {
+                unreachable!("invariant: revocable demands carry a Revocable")
+            };
+            if token.may_deliver() {
+                let handled = body.on_message(demand.source, inner, demand.limit);
+                // SAFETY: as for `MESSAGE`.
+                unsafe { slab.count(target, handled) };
+            } else {
+                counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
+                body.discard(inner, demand.limit);
+            }
         }
         Kind::START => body.on_start(),
         _ => {

@@ -9,6 +9,7 @@ use crate::agent::shared::{AgentShared, Refused};
 use crate::ids::MboxId;
 use crate::message::payload::Payload;
 use crate::stats::EnvCounters;
+use crate::timer::token::TimerToken;
 use parking_lot::RwLock;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -79,6 +80,15 @@ impl MultiMbox {
     /// Delivers `message` to every agent subscribed to `T` whose filter accepts it. A message
     /// with no subscriber at all is counted in `EnvStats::no_subscribers`.
     pub fn send<T: Send + Sync + 'static>(&self, message: T) {
+        self.fan_out(message, None);
+    }
+
+    /// Sends a timer's message (see `timer.rs`).
+    pub(crate) fn send_timed<T: Send + Sync + 'static>(&self, message: T, token: &Arc<TimerToken>) {
+        self.fan_out(message, Some(token));
+    }
+
+    fn fan_out<T: Send + Sync + 'static>(&self, message: T, timer: Option<&Arc<TimerToken>>) {
         let subscribers = self.0.subscribers.read().get(&TypeId::of::<T>()).cloned();
         let Some(subscribers) = subscribers else {
             self.0
@@ -102,6 +112,12 @@ impl MultiMbox {
                     .downcast_ref::<InsendFn<Arc<T>>>()
                     .expect("invariant: insend handlers are stored under their message type");
                 match s.agent.live() {
+                    Some(_) if timer.is_some_and(|t| !t.may_deliver()) => {
+                        self.0
+                            .counters
+                            .timers_revoked
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
                     Some(b) => s.agent.run_insend(b, insend, Arc::clone(&message)),
                     None => s
                         .agent
@@ -109,9 +125,9 @@ impl MultiMbox {
                 }
                 continue;
             }
-            if let Err(refused) = s
-                .agent
-                .deliver(self.0.id, Arc::clone(&message), Payload::new)
+            if let Err(refused) =
+                s.agent
+                    .deliver(self.0.id, Arc::clone(&message), Payload::new, timer)
             {
                 s.agent.count_refused(refused, Payload::new);
             }
