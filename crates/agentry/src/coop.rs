@@ -25,7 +25,8 @@ use std::fmt;
 use std::sync::Arc;
 
 /// What happens when a handler panics. The panic is always caught and counted; other agents
-/// keep running.
+/// keep running. (The panic message still goes through the process's panic hook, which
+/// prints it to stderr by default; install a hook with `std::panic::set_hook` to change that.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PanicReaction {

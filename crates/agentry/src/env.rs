@@ -228,6 +228,9 @@ impl EnvInner {
         registry.insert(id, parent, shared_list, listeners, coop_reaction)?;
         self.ever_registered.store(true, Ordering::Relaxed);
         let handle = EnvHandle(Arc::clone(self));
+        // Every agent is bound and subscribed before any of them starts: an agent's on_start
+        // may send to its siblings (directly or through a multi mbox).
+        let mut starts = Vec::with_capacity(defined.len());
         for ((shared, _, mut defined, _), prepared) in defined.into_iter().zip(prepared) {
             let parts = defined.take_sender_parts();
             let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
@@ -262,7 +265,10 @@ impl EnvInner {
                 m.mbox
                     .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
             }
-            if queue.push(Demand::start(target, shared.mbox_id)).is_err() {
+            starts.push((queue, Demand::start(target, shared.mbox_id)));
+        }
+        for (queue, start) in starts {
+            if queue.push(start).is_err() {
                 unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
             }
         }
@@ -671,14 +677,15 @@ impl Env {
         &self.handle
     }
 
-    /// Blocks until the environment stops (see the shutdown protocol), then joins its
-    /// dispatcher threads.
-    pub fn run(self) {
+    /// Blocks until the environment stops (see the shutdown protocol), joins its threads,
+    /// and returns its final counters.
+    pub fn run(self) -> EnvStats {
         let inner = &self.handle.0;
         if inner.config.autoshutdown && !inner.ever_registered.load(Ordering::Relaxed) {
             inner.stop();
         }
         inner.wait_and_join();
+        self.handle.stats()
     }
 }
 

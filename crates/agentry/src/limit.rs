@@ -32,13 +32,24 @@ pub enum Overload<M> {
     /// Send it to another agent instead (`EnvStats::limit_redirected`).
     Redirect(Mbox),
     /// Turn it into another message for another mbox (`EnvStats::limit_transformed`).
-    Transform(Box<dyn Fn(M) -> Transformed + Send + Sync>),
+    Transform(Arc<dyn Fn(M) -> Transformed + Send + Sync>),
+}
+
+impl<M> Clone for Overload<M> {
+    fn clone(&self) -> Self {
+        match self {
+            Overload::Drop => Overload::Drop,
+            Overload::Abort => Overload::Abort,
+            Overload::Redirect(to) => Overload::Redirect(to.clone()),
+            Overload::Transform(f) => Overload::Transform(Arc::clone(f)),
+        }
+    }
 }
 
 impl<M> Overload<M> {
     /// A [`Transform`](Overload::Transform) reaction from a closure.
     pub fn transform(f: impl Fn(M) -> Transformed + Send + Sync + 'static) -> Self {
-        Overload::Transform(Box::new(f))
+        Overload::Transform(Arc::new(f))
     }
 }
 

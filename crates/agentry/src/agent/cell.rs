@@ -139,7 +139,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 coop: attach.coop,
                 env: attach.env,
                 state: State::DEFAULT,
-                state_count: states.len(),
+                state_names: states.names(),
                 in_transition: false,
                 pending_state: None,
                 _agent: PhantomData,

@@ -9,8 +9,10 @@ use crate::ids::{AgentId, CoopId};
 use crate::mbox::Mbox;
 use crate::stats::AgentStats;
 use crate::timer::TimerHandle;
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The context handed to every handler and hook of agent `A`.
@@ -23,7 +25,8 @@ pub struct Ctx<A> {
     pub(crate) coop: CoopId,
     pub(crate) env: EnvHandle,
     pub(crate) state: State,
-    pub(crate) state_count: usize,
+    /// Names of the agent's states, by index.
+    pub(crate) state_names: Arc<[Cow<'static, str>]>,
     pub(crate) in_transition: bool,
     pub(crate) pending_state: Option<State>,
     pub(crate) _agent: PhantomData<fn(&mut A)>,
@@ -55,13 +58,18 @@ impl<A: Agent> Ctx<A> {
         self.state
     }
 
+    /// The name of the state the agent is in.
+    pub fn state_name(&self) -> &str {
+        &self.state_names[self.state.index()]
+    }
+
     /// Switches to `state` when the current handler returns: the on_exit hooks of the states
     /// being left run (innermost first), then the on_enter hooks of the states entered
     /// (outermost first), following initial substates; the next message is handled in the new
     /// state. Calling it again in the same handler replaces the target. Not allowed inside
     /// on_enter / on_exit hooks.
     pub fn change_state(&mut self, state: State) -> Result<(), StateError> {
-        if state.index() >= self.state_count {
+        if state.index() >= self.state_names.len() {
             return Err(StateError::UnknownState(state.0));
         }
         if self.in_transition {
