@@ -12,22 +12,37 @@
 //!   binding rolls it back.
 //!
 //! Adding a dispatcher means adding one `EventQueue` variant (static dispatch on the send
-//! path) and one `Binder` flavour.
+//! path), one `Binder` flavour, and a [`DispatcherCore`] for its lifetime and statistics.
+//!
+//! # Lifetime
+//!
+//! A dispatcher lives while its handle or any agent bound to it exists: every bound agent
+//! holds a [`Lease`] on the dispatcher's core (taken in `prepare`, released when the agent's
+//! body is dropped or the prepared binding is rolled back). Its threads are joined when the
+//! environment shuts down.
 
+mod active_group;
+mod active_obj;
 mod local_queue;
 pub mod one_thread;
+pub mod thread_pool;
 pub(crate) mod worker;
 
+pub use active_group::ActiveGroupDispatcher;
+pub use active_obj::ActiveObjDispatcher;
+
 use crate::demand::Demand;
+use crate::env::EnvInner;
 use crate::error::BindError;
-use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Where an agent's demands go.
 #[derive(Clone)]
 pub(crate) enum EventQueue {
     OneThread(Arc<one_thread::Queue>),
+    Pool(Arc<thread_pool::AgentQueue>),
 }
 
 impl EventQueue {
@@ -36,6 +51,7 @@ impl EventQueue {
     pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
         match self {
             EventQueue::OneThread(q) => q.push(demand),
+            EventQueue::Pool(q) => q.push(demand),
         }
     }
 
@@ -44,12 +60,34 @@ impl EventQueue {
     pub(crate) fn is_served_by_current_thread(&self) -> bool {
         match self {
             EventQueue::OneThread(q) => q.is_served_by_current_thread(),
+            EventQueue::Pool(q) => q.is_served_by_current_thread(),
         }
     }
 }
 
-/// Keeps a dispatcher alive while an agent is bound to it.
-pub(crate) struct Lease(#[allow(dead_code)] Arc<dyn Any + Send + Sync>);
+/// What every dispatcher's core provides: a count of bound agents and its statistics.
+pub(crate) trait DispatcherCore: Send + Sync {
+    /// Agents currently bound (maintained by [`Lease`]).
+    fn bound_agents(&self) -> &AtomicUsize;
+    /// A snapshot of the dispatcher's counters.
+    fn stats(&self) -> DispatcherStats;
+}
+
+/// Keeps a dispatcher alive, and counted as serving one more agent, while an agent is bound.
+pub(crate) struct Lease(Arc<dyn DispatcherCore>);
+
+impl Lease {
+    pub(crate) fn new(core: Arc<dyn DispatcherCore>) -> Self {
+        core.bound_agents().fetch_add(1, Ordering::Relaxed);
+        Lease(core)
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.0.bound_agents().fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 impl fmt::Debug for Lease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -63,6 +101,54 @@ pub(crate) struct PreparedBinding {
     pub(crate) lease: Lease,
 }
 
+/// What the bindings of one coop registration share.
+pub(crate) struct BindScope<'a> {
+    pub(crate) env: &'a Arc<EnvInner>,
+    /// Queues shared by the coop's agents, by dispatcher (FIFO per coop).
+    shared: Vec<(usize, EventQueue)>,
+}
+
+impl<'a> BindScope<'a> {
+    pub(crate) fn new(env: &'a Arc<EnvInner>) -> Self {
+        BindScope {
+            env,
+            shared: Vec::new(),
+        }
+    }
+
+    /// The queue the coop's agents share on the dispatcher `key`, made on first use.
+    pub(crate) fn shared_queue(
+        &mut self,
+        key: usize,
+        make: impl FnOnce() -> EventQueue,
+    ) -> EventQueue {
+        if let Some((_, q)) = self.shared.iter().find(|(k, _)| *k == key) {
+            return q.clone();
+        }
+        let q = make();
+        self.shared.push((key, q.clone()));
+        q
+    }
+}
+
+/// A snapshot of one dispatcher's counters ([`EnvHandle::dispatcher_stats`](crate::EnvHandle::dispatcher_stats)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DispatcherStats {
+    /// The dispatcher's name.
+    pub name: String,
+    /// Its kind (`"one_thread"`, `"thread_pool"`, …).
+    pub kind: &'static str,
+    /// Worker threads.
+    pub threads: usize,
+    /// Agents bound to it.
+    pub agents: usize,
+    /// Demands its threads have handled.
+    pub handled: u64,
+    /// Demands waiting in its queues (approximate while senders are active).
+    pub queued: usize,
+}
+
 /// Binds agents to a dispatcher. Obtained from a dispatcher handle, e.g.
 /// [`OneThreadDispatcher::binder`](one_thread::OneThreadDispatcher::binder); pass it to
 /// [`Coop::add_with`](crate::Coop::add_with) or [`Coop::set_binder`](crate::Coop::set_binder).
@@ -72,13 +158,18 @@ pub struct Binder(BinderKind);
 #[derive(Clone, Debug)]
 enum BinderKind {
     OneThread(one_thread::OneThreadDispatcher),
+    ActiveObj(ActiveObjDispatcher),
+    ActiveGroup(ActiveGroupDispatcher, Arc<str>),
+    ThreadPool(thread_pool::ThreadPoolDispatcher),
 }
 
 impl Binder {
-    /// `env` is the address of the registering environment (`EnvInner::address`).
-    pub(crate) fn prepare(&self, env: usize) -> Result<PreparedBinding, BindError> {
+    pub(crate) fn prepare(&self, scope: &mut BindScope<'_>) -> Result<PreparedBinding, BindError> {
         match &self.0 {
-            BinderKind::OneThread(d) => d.prepare(env),
+            BinderKind::OneThread(d) => d.prepare(scope),
+            BinderKind::ActiveObj(d) => d.prepare(scope),
+            BinderKind::ActiveGroup(d, group) => d.prepare(scope, group),
+            BinderKind::ThreadPool(d) => d.prepare(scope),
         }
     }
 }

@@ -24,8 +24,8 @@ use crate::agent::Agent;
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::{Coop, DeregReason, PanicReaction};
 use crate::demand::Demand;
-use crate::disp::Binder;
-use crate::disp::one_thread::{OneThreadDispatcher, Queue};
+use crate::disp::one_thread::OneThreadDispatcher;
+use crate::disp::{BindScope, Binder, DispatcherCore, DispatcherStats};
 use crate::error::{BuildError, DeregisterError, NameError, RegisterError, StopGuardError};
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -75,8 +75,13 @@ struct Lifecycle {
     next_guard: u64,
 }
 
+/// Something the environment closes at shutdown so that its threads exit.
+pub(crate) trait Closable: Send + Sync {
+    fn close(&self);
+}
+
 struct WorkerThread {
-    queue: Arc<Queue>,
+    closer: Arc<dyn Closable>,
     join: JoinHandle<()>,
 }
 
@@ -102,6 +107,7 @@ pub(crate) struct EnvInner {
     lifecycle: Mutex<Lifecycle>,
     stopped: Condvar,
     workers: Mutex<Vec<WorkerThread>>,
+    dispatchers: Mutex<Vec<Weak<dyn DispatcherCore>>>,
     default_binder: OnceLock<Binder>,
     pub(crate) timers: Arc<TimerService>,
     timer_thread: Mutex<Option<JoinHandle<()>>>,
@@ -124,6 +130,7 @@ impl EnvInner {
             }),
             stopped: Condvar::new(),
             workers: Mutex::new(Vec::new()),
+            dispatchers: Mutex::new(Vec::new()),
             default_binder: OnceLock::new(),
             timers: TimerService::new(
                 config.timer_engine,
@@ -144,10 +151,11 @@ impl EnvInner {
     }
 
     /// Spawns a dispatcher thread; it is joined at shutdown.
+    /// Spawns a dispatcher thread; at shutdown `closer` is closed and the thread joined.
     pub(crate) fn spawn_worker(
         &self,
         name: &str,
-        queue: Arc<Queue>,
+        closer: Arc<dyn Closable>,
         body: impl FnOnce() + Send + 'static,
     ) -> Result<(), BuildError> {
         let mut workers = self.workers.lock();
@@ -157,8 +165,15 @@ impl EnvInner {
         let join = std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(body)?;
-        workers.push(WorkerThread { queue, join });
+        workers.push(WorkerThread { closer, join });
         Ok(())
+    }
+
+    /// Records a dispatcher for [`EnvHandle::dispatcher_stats`].
+    pub(crate) fn register_dispatcher(&self, core: Weak<dyn DispatcherCore>) {
+        let mut dispatchers = self.dispatchers.lock();
+        dispatchers.retain(|d| d.strong_count() > 0);
+        dispatchers.push(core);
     }
 
     fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
@@ -202,10 +217,11 @@ impl EnvInner {
             .get()
             .expect("invariant: set by EnvBuilder::build");
         let mut prepared = Vec::with_capacity(defined.len());
+        let mut scope = BindScope::new(self);
         for (index, (_, own, _, agent_type)) in defined.iter().enumerate() {
             let b = own.as_ref().or(binder.as_ref()).unwrap_or(default);
             let p = b
-                .prepare(self.address())
+                .prepare(&mut scope)
                 .map_err(|source| RegisterError::Bind {
                     index,
                     agent_type,
@@ -405,7 +421,7 @@ impl EnvInner {
         }
         let workers = std::mem::take(&mut *self.workers.lock());
         for w in &workers {
-            w.queue.close();
+            w.closer.close();
         }
         for w in workers {
             if w.join.join().is_err() {
@@ -621,6 +637,17 @@ impl EnvHandle {
             Some(period),
             Box::new(move |token| to.send_timed(message.clone(), token)),
         )
+    }
+
+    /// The counters of every live dispatcher of the environment.
+    pub fn dispatcher_stats(&self) -> Vec<DispatcherStats> {
+        self.0
+            .dispatchers
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|d| d.stats())
+            .collect()
     }
 
     /// The binder of the default (`one_thread`) dispatcher.

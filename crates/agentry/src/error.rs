@@ -112,6 +112,9 @@ pub enum BindError {
     /// The dispatcher was shut down.
     #[error("dispatcher `{0}` is shut down")]
     DispatcherShutDown(String),
+    /// A thread for the agent could not be started.
+    #[error("could not start a dispatcher thread: {0}")]
+    Spawn(String),
     /// The dispatcher belongs to another environment.
     #[error("dispatcher `{0}` belongs to another environment")]
     OtherEnv(String),

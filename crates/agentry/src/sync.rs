@@ -6,17 +6,22 @@
 
 pub(crate) mod mpsc;
 pub(crate) mod parker;
+pub(crate) mod run_state;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
 #[cfg(not(loom))]
 pub(crate) mod atomic {
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
+    pub(crate) use std::sync::atomic::{
+        AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering, fence,
+    };
 }
 #[cfg(loom)]
 pub(crate) mod atomic {
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
+    pub(crate) use loom::sync::atomic::{
+        AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering, fence,
+    };
 }
 
 #[cfg(not(loom))]

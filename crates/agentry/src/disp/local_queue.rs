@@ -72,6 +72,11 @@ impl LocalQueue {
         }
     }
 
+    /// Number of demands queued.
+    pub(crate) fn len(&self) -> usize {
+        self.blocks.iter().map(VecDeque::len).sum()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.blocks.front().is_none_or(VecDeque::is_empty)
     }

@@ -24,9 +24,13 @@
 
 use super::local_queue::LocalQueue;
 use super::worker::execute;
-use super::{Binder, BinderKind, EventQueue, Lease, PreparedBinding};
+use super::{
+    BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
+    PreparedBinding,
+};
 use crate::demand::{Demand, Kind};
 use crate::env::EnvHandle;
+use crate::env::{Closable, EnvInner};
 use crate::error::{BindError, BuildError};
 use crate::message::Undelivered;
 use crate::slab::AgentSlab;
@@ -36,8 +40,8 @@ use crate::sync::parker::Parker;
 use crossbeam_utils::Backoff;
 use std::cell::{Cell, UnsafeCell};
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 
 /// Demands taken per queue before looking at the other one (fairness between local and
 /// cross-thread senders).
@@ -55,6 +59,8 @@ pub(crate) struct Queue {
     env: usize,
     /// Demands the worker sent to agents of its own dispatcher (worker thread only).
     local: UnsafeCell<LocalQueue>,
+    /// `local`'s length, published by the worker after each batch (for statistics).
+    local_len: AtomicUsize,
     remote: MpscQueue<Demand>,
     parker: Parker,
     closed: AtomicBool,
@@ -100,6 +106,12 @@ impl Queue {
     /// Number of demands handled so far.
     pub(crate) fn handled(&self) -> u64 {
         self.handled.load(Ordering::Relaxed)
+    }
+}
+
+impl Closable for Queue {
+    fn close(&self) {
+        Queue::close(self);
     }
 }
 
@@ -162,6 +174,9 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
         }
         if worked {
             queue.handled.store(handled, Ordering::Relaxed);
+            // SAFETY: this is the worker thread; no other borrow of `local` is alive.
+            let local_len = unsafe { (*queue.local.get()).len() };
+            queue.local_len.store(local_len, Ordering::Relaxed);
             backoff.reset();
             continue;
         }
@@ -185,13 +200,33 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
     queue.handled.store(handled, Ordering::Relaxed);
 }
 
-struct Core {
+/// The dispatcher itself: its queue, and the count of agents bound to it.
+pub(crate) struct Core {
     queue: Arc<Queue>,
+    kind: &'static str,
+    bound: AtomicUsize,
 }
 
 impl Drop for Core {
     fn drop(&mut self) {
         self.queue.close();
+    }
+}
+
+impl DispatcherCore for Core {
+    fn bound_agents(&self) -> &AtomicUsize {
+        &self.bound
+    }
+
+    fn stats(&self) -> DispatcherStats {
+        DispatcherStats {
+            name: self.queue.name.clone(),
+            kind: self.kind,
+            threads: 1,
+            agents: self.bound.load(Ordering::Relaxed),
+            handled: self.queue.handled(),
+            queued: self.queue.local_len.load(Ordering::Relaxed) + self.queue.remote.len(),
+        }
     }
 }
 
@@ -221,12 +256,21 @@ pub struct OneThreadDispatcher(Arc<Core>);
 impl OneThreadDispatcher {
     /// Starts a dispatcher thread named `agentry-<name>`.
     pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
-        let inner = env.inner();
-        let name = name.into();
+        Self::spawn(env.inner(), name.into(), "one_thread")
+    }
+
+    /// Starts a one-thread dispatcher of the given kind (`active_obj` and `active_group`
+    /// dispatchers are made of these).
+    pub(crate) fn spawn(
+        inner: &Arc<EnvInner>,
+        name: String,
+        kind: &'static str,
+    ) -> Result<Self, BuildError> {
         let queue = Arc::new(Queue {
             name: name.clone(),
             env: inner.address(),
             local: UnsafeCell::new(LocalQueue::new()),
+            local_len: AtomicUsize::new(0),
             remote: MpscQueue::new(),
             parker: Parker::new(),
             closed: AtomicBool::new(false),
@@ -236,10 +280,26 @@ impl OneThreadDispatcher {
         let slab = Arc::clone(&inner.slab);
         let worker_queue = Arc::clone(&queue);
         let env_address = inner.address();
-        inner.spawn_worker(&format!("agentry-{name}"), Arc::clone(&queue), move || {
-            run(worker_queue, slab, env_address)
-        })?;
-        Ok(OneThreadDispatcher(Arc::new(Core { queue })))
+        inner.spawn_worker(
+            &format!("agentry-{name}"),
+            Arc::clone(&queue) as Arc<dyn Closable>,
+            move || run(worker_queue, slab, env_address),
+        )?;
+        let core = Arc::new(Core {
+            queue,
+            kind,
+            bound: AtomicUsize::new(0),
+        });
+        inner.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
+        Ok(OneThreadDispatcher(core))
+    }
+
+    pub(crate) fn from_core(core: Arc<Core>) -> Self {
+        OneThreadDispatcher(core)
+    }
+
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.0
     }
 
     /// A binder for agents that should run on this dispatcher.
@@ -252,13 +312,13 @@ impl OneThreadDispatcher {
         &self.0.queue.name
     }
 
-    /// Demands handled so far (updated after each batch).
-    pub fn handled(&self) -> u64 {
-        self.0.queue.handled()
+    /// The dispatcher's counters.
+    pub fn stats(&self) -> DispatcherStats {
+        self.0.stats()
     }
 
-    pub(crate) fn prepare(&self, env: usize) -> Result<PreparedBinding, BindError> {
-        if self.0.queue.env != env {
+    pub(crate) fn prepare(&self, scope: &mut BindScope<'_>) -> Result<PreparedBinding, BindError> {
+        if self.0.queue.env != scope.env.address() {
             return Err(BindError::OtherEnv(self.0.queue.name.clone()));
         }
         if self.0.queue.closed.load(Ordering::Acquire) {
@@ -266,7 +326,7 @@ impl OneThreadDispatcher {
         }
         Ok(PreparedBinding {
             queue: EventQueue::OneThread(Arc::clone(&self.0.queue)),
-            lease: Lease(Arc::clone(&self.0) as Arc<dyn std::any::Any + Send + Sync>),
+            lease: Lease::new(Arc::clone(&self.0) as Arc<dyn DispatcherCore>),
         })
     }
 }

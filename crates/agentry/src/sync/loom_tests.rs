@@ -83,3 +83,87 @@ fn values_left_in_the_queue_are_dropped_with_it() {
         assert_eq!(Arc::strong_count(&marker), 1);
     });
 }
+
+/// A queue served by a pool: items plus its run state (what the thread pool's agent queue is).
+struct Served {
+    items: MpscQueue<usize>,
+    state: super::run_state::RunState,
+    /// Set while a thread runs the queue: two at once would be a violation.
+    running: loom::sync::atomic::AtomicBool,
+}
+
+/// Takes one queue from `ready` and runs it as a pool worker does; false if none was ready.
+fn serve_one(
+    ready: &loom::sync::Mutex<std::collections::VecDeque<Arc<Served>>>,
+    taken: &loom::sync::atomic::AtomicUsize,
+) -> bool {
+    use loom::sync::atomic::Ordering;
+    let Some(q) = ready.lock().expect("ready").pop_front() else {
+        return false;
+    };
+    q.state.start();
+    assert!(
+        !q.running.swap(true, Ordering::AcqRel),
+        "run by two threads at once"
+    );
+    // SAFETY: the run state makes this thread the queue's only consumer.
+    while let Some(_item) = unsafe { q.items.pop() } {
+        taken.fetch_add(1, Ordering::AcqRel);
+    }
+    q.running.store(false, Ordering::Release);
+    if q.state.stop() {
+        ready.lock().expect("ready").push_back(q.clone());
+    }
+    true
+}
+
+#[test]
+fn a_queue_runs_on_one_thread_at_a_time_and_no_push_is_left_unscheduled() {
+    use loom::sync::Mutex;
+    use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::collections::VecDeque;
+
+    model(|| {
+        let served = Arc::new(Served {
+            items: MpscQueue::new(),
+            state: super::run_state::RunState::new(),
+            running: AtomicBool::new(false),
+        });
+        let ready: Arc<Mutex<VecDeque<Arc<Served>>>> = Arc::new(Mutex::new(VecDeque::new()));
+        let taken = Arc::new(AtomicUsize::new(0));
+        const ITEMS: usize = 2;
+        let producers: Vec<_> = (0..ITEMS)
+            .map(|i| {
+                let (served, ready) = (served.clone(), ready.clone());
+                thread::spawn(move || {
+                    served.items.push(i);
+                    if served.state.notify() {
+                        ready.lock().expect("ready").push_back(served.clone());
+                    }
+                })
+            })
+            .collect();
+        // Two workers race the producers (and each other) for a bounded number of tries.
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (ready, taken) = (ready.clone(), taken.clone());
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        serve_one(&ready, &taken);
+                    }
+                })
+            })
+            .collect();
+        for t in producers.into_iter().chain(workers) {
+            t.join().expect("thread");
+        }
+        // Whatever is still scheduled is served now; an item pushed but never scheduled would
+        // stay in the queue with nothing ready to run it.
+        while serve_one(&ready, &taken) {}
+        assert_eq!(
+            taken.load(Ordering::Acquire),
+            ITEMS,
+            "every pushed item was scheduled and taken"
+        );
+    });
+}

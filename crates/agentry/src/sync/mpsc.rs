@@ -19,7 +19,7 @@
 use super::UnsafeCell;
 #[cfg(not(loom))]
 use super::UnsafeCellExt;
-use super::atomic::{AtomicPtr, Ordering};
+use super::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::ptr;
 
@@ -40,9 +40,18 @@ impl<T> Node<T> {
 /// Unbounded lock-free MPSC queue (see the module docs for the rules).
 pub(crate) struct MpscQueue<T> {
     /// The most recently pushed node; producers swap themselves in here.
-    head: CachePadded<AtomicPtr<Node<T>>>,
+    head: CachePadded<Head<T>>,
     /// The consumer's stub: the last node taken (its value already moved out).
     tail: CachePadded<UnsafeCell<*mut Node<T>>>,
+    /// Values taken so far (written by the consumer only; for [`len`](MpscQueue::len)).
+    popped: AtomicU64,
+}
+
+/// The producers' cache line: the head pointer and the count of pushes (counting costs one
+/// more atomic add on a line the push owns anyway).
+struct Head<T> {
+    node: AtomicPtr<Node<T>>,
+    pushed: AtomicU64,
 }
 
 // SAFETY: values cross threads (producer → consumer), so `T: Send` suffices; the raw pointers
@@ -56,15 +65,20 @@ impl<T> MpscQueue<T> {
     pub(crate) fn new() -> Self {
         let stub = Node::alloc(None);
         MpscQueue {
-            head: CachePadded::new(AtomicPtr::new(stub)),
+            head: CachePadded::new(Head {
+                node: AtomicPtr::new(stub),
+                pushed: AtomicU64::new(0),
+            }),
             tail: CachePadded::new(UnsafeCell::new(stub)),
+            popped: AtomicU64::new(0),
         }
     }
 
     /// Appends `value`; wait-free for producers.
     pub(crate) fn push(&self, value: T) {
         let node = Node::alloc(Some(value));
-        let prev = self.head.swap(node, Ordering::AcqRel);
+        let prev = self.head.node.swap(node, Ordering::AcqRel);
+        self.head.pushed.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `prev` was the head, so the consumer cannot have freed it: the consumer frees a
         // node only after moving `tail` past it, which requires its `next` to be non-null, and
         // only this producer (the one that swapped it out of `head`) stores that `next`.
@@ -93,10 +107,19 @@ impl<T> MpscQueue<T> {
                 // SAFETY: the old stub is unreachable for producers (its `next` is set) and for
                 // the consumer (tail moved past it), so it can be freed.
                 drop(unsafe { Box::from_raw(tail) });
+                self.popped
+                    .store(self.popped.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 return Some(value);
             }
             None
         })
+    }
+
+    /// Number of values queued (approximate while producers push).
+    pub(crate) fn len(&self) -> usize {
+        let popped = self.popped.load(Ordering::Relaxed);
+        let pushed = self.head.pushed.load(Ordering::Relaxed);
+        usize::try_from(pushed.saturating_sub(popped)).unwrap_or(usize::MAX)
     }
 
     /// True when no complete push is waiting (a half-done push counts as empty: its producer

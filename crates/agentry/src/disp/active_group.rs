@@ -1,0 +1,101 @@
+//! The `active_group` dispatcher: a thread per named group of agents.
+//!
+//! Agents bound with the same group name share one one-thread dispatcher (`one_thread.rs`).
+//! The group keeps only a weak reference to it: the leases of its agents keep the thread, so
+//! it ends when the group's last agent is gone, and a later binding to the same name starts a
+//! new one.
+
+use super::one_thread::{Core, OneThreadDispatcher};
+use super::{BindScope, Binder, BinderKind, PreparedBinding};
+use crate::env::EnvHandle;
+use crate::error::BindError;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+struct Inner {
+    env: usize,
+    name: String,
+    groups: Mutex<HashMap<Arc<str>, Weak<Core>>>,
+}
+
+/// Handle of an `active_group` dispatcher: one thread per named group.
+///
+/// ```
+/// use agentry::{Agent, Ctx, Env, disp::ActiveGroupDispatcher};
+///
+/// struct Worker;
+/// impl Agent for Worker {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+/// }
+///
+/// let env = Env::new().expect("env");
+/// let groups = ActiveGroupDispatcher::new(env.handle(), "shards");
+/// let mut coop = env.handle().new_coop();
+/// coop.add_with(Worker, &groups.binder("shard-1"));
+/// env.handle().register_coop(coop).expect("registered");
+/// env.run();
+/// ```
+#[derive(Clone)]
+pub struct ActiveGroupDispatcher(Arc<Inner>);
+
+impl ActiveGroupDispatcher {
+    /// A dispatcher whose threads are named `agentry-<name>-<group>`.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Self {
+        ActiveGroupDispatcher(Arc::new(Inner {
+            env: env.inner().address(),
+            name: name.into(),
+            groups: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// A binder for the agents of group `group`.
+    pub fn binder(&self, group: &str) -> Binder {
+        Binder(BinderKind::ActiveGroup(self.clone(), Arc::from(group)))
+    }
+
+    /// Groups that currently have a thread.
+    pub fn live_groups(&self) -> usize {
+        self.0
+            .groups
+            .lock()
+            .values()
+            .filter(|g| g.strong_count() > 0)
+            .count()
+    }
+
+    pub(crate) fn prepare(
+        &self,
+        scope: &mut BindScope<'_>,
+        group: &Arc<str>,
+    ) -> Result<PreparedBinding, BindError> {
+        if self.0.env != scope.env.address() {
+            return Err(BindError::OtherEnv(self.0.name.clone()));
+        }
+        let mut groups = self.0.groups.lock();
+        groups.retain(|_, g| g.strong_count() > 0);
+        let thread = match groups.get(group).and_then(Weak::upgrade) {
+            Some(core) => OneThreadDispatcher::from_core(core),
+            None => {
+                let thread = OneThreadDispatcher::spawn(
+                    scope.env,
+                    format!("{}-{group}", self.0.name),
+                    "active_group",
+                )
+                .map_err(|e| BindError::Spawn(e.to_string()))?;
+                groups.insert(Arc::clone(group), Arc::downgrade(thread.core()));
+                thread
+            }
+        };
+        thread.prepare(scope)
+    }
+}
+
+impl fmt::Debug for ActiveGroupDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActiveGroupDispatcher")
+            .field("name", &self.0.name)
+            .finish()
+    }
+}

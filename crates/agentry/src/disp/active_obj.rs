@@ -1,0 +1,80 @@
+//! The `active_obj` dispatcher: a thread of its own for every agent bound to it.
+//!
+//! Each binding starts a one-thread dispatcher (`one_thread.rs`) for its agent; the agent's
+//! lease is the only thing that keeps it, so the thread ends when the agent is gone (or when
+//! its coop's registration is rolled back).
+
+use super::one_thread::OneThreadDispatcher;
+use super::{BindScope, Binder, BinderKind, PreparedBinding};
+use crate::env::EnvHandle;
+use crate::error::BindError;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Inner {
+    env: usize,
+    name: String,
+    started: AtomicU64,
+}
+
+/// Handle of an `active_obj` dispatcher: one thread per agent.
+///
+/// ```
+/// use agentry::{Agent, Ctx, Env, disp::ActiveObjDispatcher};
+///
+/// struct Worker;
+/// impl Agent for Worker {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+/// }
+///
+/// let env = Env::new().expect("env");
+/// let per_agent = ActiveObjDispatcher::new(env.handle(), "workers");
+/// let mut coop = env.handle().new_coop();
+/// coop.add_with(Worker, &per_agent.binder());
+/// env.handle().register_coop(coop).expect("registered");
+/// env.run();
+/// ```
+#[derive(Clone)]
+pub struct ActiveObjDispatcher(Arc<Inner>);
+
+impl ActiveObjDispatcher {
+    /// A dispatcher whose threads are named `agentry-<name>-<n>`.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Self {
+        ActiveObjDispatcher(Arc::new(Inner {
+            env: env.inner().address(),
+            name: name.into(),
+            started: AtomicU64::new(0),
+        }))
+    }
+
+    /// A binder that gives each agent bound with it a thread of its own.
+    pub fn binder(&self) -> Binder {
+        Binder(BinderKind::ActiveObj(self.clone()))
+    }
+
+    /// Threads started so far (one per agent bound).
+    pub fn threads_started(&self) -> u64 {
+        self.0.started.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn prepare(&self, scope: &mut BindScope<'_>) -> Result<PreparedBinding, BindError> {
+        if self.0.env != scope.env.address() {
+            return Err(BindError::OtherEnv(self.0.name.clone()));
+        }
+        let n = self.0.started.fetch_add(1, Ordering::Relaxed);
+        let thread =
+            OneThreadDispatcher::spawn(scope.env, format!("{}-{n}", self.0.name), "active_obj")
+                .map_err(|e| BindError::Spawn(e.to_string()))?;
+        // The handle goes away here: the agent's lease is what keeps the thread.
+        thread.prepare(scope)
+    }
+}
+
+impl fmt::Debug for ActiveObjDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActiveObjDispatcher")
+            .field("name", &self.0.name)
+            .finish()
+    }
+}

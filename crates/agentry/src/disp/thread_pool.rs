@@ -1,0 +1,207 @@
+//! The `thread_pool` dispatcher: N worker threads with work stealing; an agent never runs on
+//! two workers at once.
+//!
+//! Each agent (or, with [`Fifo::Coop`], each coop) has its own queue of demands with a run
+//! state (`sync/run_state.rs`); a queue that receives a demand while idle is scheduled on the
+//! pool (`thread_pool/pool.rs`), and a worker runs up to `max_demands_at_once` of its demands
+//! before taking the next queue — the knob between fairness (small) and batching (large).
+
+mod agent_queue;
+mod pool;
+mod worker;
+
+pub(crate) use agent_queue::AgentQueue;
+
+use super::{
+    BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
+    PreparedBinding,
+};
+use crate::env::{Closable, EnvHandle};
+use crate::error::{BindError, BuildError};
+use crossbeam_deque::Worker;
+use pool::Pool;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+
+/// Which demands keep their order relative to each other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fifo {
+    /// Each agent has its own queue: agents run in parallel; each agent's demands in order.
+    #[default]
+    Agent,
+    /// The agents of a coop share one queue: the coop's agents never run in parallel with
+    /// each other and see one FIFO order across the coop.
+    Coop,
+}
+
+struct Core {
+    pool: Arc<Pool>,
+    fifo: Fifo,
+    bound: AtomicUsize,
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        self.pool.close();
+    }
+}
+
+impl DispatcherCore for Core {
+    fn bound_agents(&self) -> &AtomicUsize {
+        &self.bound
+    }
+
+    fn stats(&self) -> DispatcherStats {
+        DispatcherStats {
+            name: self.pool.name.clone(),
+            kind: "thread_pool",
+            threads: self.pool.threads,
+            agents: self.bound.load(Ordering::Relaxed),
+            handled: self.pool.handled(),
+            queued: self.pool.ready_queues(),
+        }
+    }
+}
+
+impl Closable for Pool {
+    fn close(&self) {
+        Pool::close(self);
+    }
+}
+
+/// Settings of a thread pool ([`ThreadPoolDispatcher::builder`]).
+#[derive(Debug)]
+pub struct ThreadPoolBuilder {
+    name: String,
+    threads: usize,
+    fifo: Fifo,
+    max_demands_at_once: usize,
+}
+
+impl ThreadPoolBuilder {
+    /// Worker threads (default: the machine's available parallelism; at least 1).
+    pub fn threads(&mut self, threads: usize) -> &mut Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// FIFO per agent (default) or per coop.
+    pub fn fifo(&mut self, fifo: Fifo) -> &mut Self {
+        self.fifo = fifo;
+        self
+    }
+
+    /// Demands a worker takes from one queue before moving to the next (default 32; at
+    /// least 1).
+    pub fn max_demands_at_once(&mut self, n: usize) -> &mut Self {
+        self.max_demands_at_once = n.max(1);
+        self
+    }
+
+    /// Starts the pool's threads (named `agentry-<name>-<i>`).
+    pub fn build(&mut self, env: &EnvHandle) -> Result<ThreadPoolDispatcher, BuildError> {
+        let inner = env.inner();
+        let pool = Arc::new(Pool::new(
+            self.name.clone(),
+            inner.address(),
+            self.threads,
+            self.max_demands_at_once,
+            Arc::clone(&inner.counters),
+        ));
+        let deques: Vec<Worker<Arc<AgentQueue>>> =
+            (0..self.threads).map(|_| Worker::new_fifo()).collect();
+        pool.set_stealers(deques.iter().map(Worker::stealer).collect());
+        for (index, deque) in deques.into_iter().enumerate() {
+            let (worker_pool, slab) = (Arc::clone(&pool), Arc::clone(&inner.slab));
+            let env_address = inner.address();
+            inner.spawn_worker(
+                &format!("agentry-{}-{index}", self.name),
+                Arc::clone(&pool) as Arc<dyn Closable>,
+                move || worker::run(worker_pool, index, deque, slab, env_address),
+            )?;
+        }
+        let core = Arc::new(Core {
+            pool,
+            fifo: self.fifo,
+            bound: AtomicUsize::new(0),
+        });
+        inner.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
+        Ok(ThreadPoolDispatcher(core))
+    }
+}
+
+/// Handle of a `thread_pool` dispatcher.
+///
+/// ```
+/// use agentry::{Agent, Ctx, Env, disp::thread_pool::ThreadPoolDispatcher};
+///
+/// struct Worker;
+/// impl Agent for Worker {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+/// }
+///
+/// let env = Env::new().expect("env");
+/// let pool = ThreadPoolDispatcher::builder("pool").threads(2).build(env.handle()).expect("pool");
+/// let mut coop = env.handle().new_coop();
+/// coop.add_with(Worker, &pool.binder());
+/// env.handle().register_coop(coop).expect("registered");
+/// env.run();
+/// ```
+#[derive(Clone)]
+pub struct ThreadPoolDispatcher(Arc<Core>);
+
+impl ThreadPoolDispatcher {
+    /// Settings for a new pool named `name`.
+    pub fn builder(name: impl Into<String>) -> ThreadPoolBuilder {
+        ThreadPoolBuilder {
+            name: name.into(),
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
+            fifo: Fifo::Agent,
+            max_demands_at_once: 32,
+        }
+    }
+
+    /// A binder for agents that should run on this pool.
+    pub fn binder(&self) -> Binder {
+        Binder(BinderKind::ThreadPool(self.clone()))
+    }
+
+    /// The pool's counters.
+    pub fn stats(&self) -> DispatcherStats {
+        self.0.stats()
+    }
+
+    fn address(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    pub(crate) fn prepare(&self, scope: &mut BindScope<'_>) -> Result<PreparedBinding, BindError> {
+        let pool = &self.0.pool;
+        if pool.env != scope.env.address() {
+            return Err(BindError::OtherEnv(pool.name.clone()));
+        }
+        if pool.is_closed() {
+            return Err(BindError::DispatcherShutDown(pool.name.clone()));
+        }
+        let make = || EventQueue::Pool(Arc::new(AgentQueue::new(Arc::clone(pool))));
+        let queue = match self.0.fifo {
+            Fifo::Agent => make(),
+            Fifo::Coop => scope.shared_queue(self.address(), make),
+        };
+        Ok(PreparedBinding {
+            queue,
+            lease: Lease::new(Arc::clone(&self.0) as Arc<dyn DispatcherCore>),
+        })
+    }
+}
+
+impl fmt::Debug for ThreadPoolDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPoolDispatcher")
+            .field("name", &self.0.pool.name)
+            .field("threads", &self.0.pool.threads)
+            .field("fifo", &self.0.fifo)
+            .finish()
+    }
+}

@@ -1,0 +1,261 @@
+//! The shared part of a thread pool: ready queues, work stealing, and who sleeps.
+//!
+//! # Ground rules
+//!
+//! - Ready agent queues sit in the injector (scheduled from outside the pool) or in a worker's
+//!   local deque (scheduled by that worker: a message between agents of the same pool stays on
+//!   the worker that sent it). Idle workers steal from the injector and from each other
+//!   (`crossbeam-deque`).
+//! - Wake-ups: after scheduling, a producer issues a `SeqCst` fence and wakes one sleeping
+//!   worker only if no worker is searching for work. The woken worker counts as searching
+//!   from the moment it is chosen, so a burst of sends wakes one worker, not one per message;
+//!   a searching worker that finds work while more is waiting wakes the next one.
+//! - A worker that gives up searching registers as idle, then parks through its own parker
+//!   (`sync/parker.rs`), whose fence pairs with the producer's: either the worker's last look
+//!   finds the new work, or the producer sees it idle and wakes it.
+
+use super::agent_queue::AgentQueue;
+use crate::stats::EnvCounters;
+use crate::sync::parker::Parker;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, OnceLock};
+
+thread_local! {
+    /// The pool this thread works for, with its index and local deque.
+    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+}
+
+struct Local {
+    pool: usize,
+    deque: Worker<Arc<AgentQueue>>,
+}
+
+/// One pool's shared state.
+pub(crate) struct Pool {
+    pub(super) name: String,
+    pub(super) env: usize,
+    pub(super) threads: usize,
+    pub(super) max_demands_at_once: usize,
+    pub(crate) counters: Arc<EnvCounters>,
+    injector: Injector<Arc<AgentQueue>>,
+    stealers: OnceLock<Box<[Stealer<Arc<AgentQueue>>]>>,
+    parkers: Box<[Parker]>,
+    /// Indexes of parked (or parking) workers.
+    idle: Mutex<Vec<usize>>,
+    idle_count: AtomicUsize,
+    searching: AtomicUsize,
+    closed: AtomicBool,
+    /// Demands handled, per worker (single writer each).
+    handled: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl Pool {
+    pub(super) fn new(
+        name: String,
+        env: usize,
+        threads: usize,
+        max_demands_at_once: usize,
+        counters: Arc<EnvCounters>,
+    ) -> Self {
+        Pool {
+            name,
+            env,
+            threads,
+            max_demands_at_once,
+            counters,
+            injector: Injector::new(),
+            stealers: OnceLock::new(),
+            parkers: (0..threads).map(|_| Parker::new()).collect(),
+            idle: Mutex::new(Vec::with_capacity(threads)),
+            idle_count: AtomicUsize::new(0),
+            searching: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            handled: (0..threads)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    fn address(&self) -> usize {
+        self as *const Pool as usize
+    }
+
+    pub(super) fn set_stealers(&self, stealers: Box<[Stealer<Arc<AgentQueue>>]>) {
+        if self.stealers.set(stealers).is_err() {
+            unreachable!("invariant: the stealers are set once, before any worker runs");
+        }
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        for parker in self.parkers.iter() {
+            parker.unpark();
+        }
+    }
+
+    /// True if the calling thread is one of this pool's workers and the pool has only one:
+    /// a blocking wait for one of its agents would never end. (With more workers another one
+    /// can serve the request, unless they are all blocked too.)
+    pub(super) fn is_served_by_current_thread(&self) -> bool {
+        self.threads == 1
+            && LOCAL.with_borrow(|l| l.as_ref().is_some_and(|l| l.pool == self.address()))
+    }
+
+    /// Puts a ready queue where a worker will find it, and wakes a worker if needed.
+    pub(super) fn schedule(&self, queue: Arc<AgentQueue>) {
+        let queue = LOCAL.with_borrow(|local| match local {
+            Some(l) if l.pool == self.address() => {
+                l.deque.push(queue);
+                None
+            }
+            _ => Some(queue),
+        });
+        if let Some(queue) = queue {
+            self.injector.push(queue);
+        }
+        self.wake_one_if_none_searching();
+    }
+
+    /// A worker puts back a queue it paused or that was notified while running.
+    pub(super) fn reschedule_local(&self, queue: Arc<AgentQueue>) {
+        self.schedule(queue);
+    }
+
+    pub(super) fn wake_one_if_none_searching(&self) {
+        fence(Ordering::SeqCst);
+        if self.searching.load(Ordering::Relaxed) > 0
+            || self.idle_count.load(Ordering::Relaxed) == 0
+        {
+            return;
+        }
+        let chosen = {
+            let mut idle = self.idle.lock();
+            let chosen = idle.pop();
+            if chosen.is_some() {
+                self.idle_count.fetch_sub(1, Ordering::Relaxed);
+                // It searches from now on: other producers need not wake another one.
+                self.searching.fetch_add(1, Ordering::SeqCst);
+            }
+            chosen
+        };
+        if let Some(index) = chosen {
+            self.parkers[index].unpark();
+        }
+    }
+
+    /// Work for worker `index`: its own deque, then the injector, then the others' deques.
+    pub(super) fn find_work(&self, index: usize) -> Option<Arc<AgentQueue>> {
+        if let Some(q) = LOCAL.with_borrow(|l| l.as_ref().and_then(|l| l.deque.pop())) {
+            return Some(q);
+        }
+        loop {
+            let steal = LOCAL.with_borrow(|l| match l {
+                Some(l) => self.injector.steal_batch_and_pop(&l.deque),
+                None => self.injector.steal(),
+            });
+            let steal = steal.or_else(|| self.steal_from_others(index));
+            match steal {
+                Steal::Success(q) => return Some(q),
+                Steal::Empty => return None,
+                Steal::Retry => continue,
+            }
+        }
+    }
+
+    fn steal_from_others(&self, index: usize) -> Steal<Arc<AgentQueue>> {
+        let stealers = self
+            .stealers
+            .get()
+            .expect("invariant: set before the workers run");
+        let n = stealers.len();
+        (1..n)
+            .map(|k| &stealers[(index + k) % n])
+            .map(Stealer::steal)
+            .collect()
+    }
+
+    /// True if no queue is waiting anywhere (the last look before parking).
+    fn nothing_ready(&self) -> bool {
+        let stealers = self
+            .stealers
+            .get()
+            .expect("invariant: set before the workers run");
+        self.injector.is_empty() && stealers.iter().all(Stealer::is_empty)
+    }
+
+    pub(super) fn start_searching(&self) {
+        self.searching.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Returns true if this worker was the last one searching.
+    pub(super) fn stop_searching(&self) -> bool {
+        self.searching.fetch_sub(1, Ordering::SeqCst) == 1
+    }
+
+    /// More work is waiting than the running workers take (a reason to wake another one).
+    pub(super) fn surplus(&self) -> bool {
+        !self.injector.is_empty()
+    }
+
+    /// Parks worker `index` until woken. Returns true if a producer chose it (it then counts
+    /// as searching), false if it woke up by itself (found work, spurious, or closing).
+    pub(super) fn park(&self, index: usize) -> bool {
+        {
+            let mut idle = self.idle.lock();
+            idle.push(index);
+            self.idle_count.fetch_add(1, Ordering::SeqCst);
+        }
+        self.parkers[index].park(|| self.nothing_ready() && !self.is_closed());
+        let mut idle = self.idle.lock();
+        match idle.iter().position(|&i| i == index) {
+            Some(pos) => {
+                idle.swap_remove(pos);
+                self.idle_count.fetch_sub(1, Ordering::Relaxed);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// Installs worker `index`'s deque in the calling thread.
+    pub(super) fn enter(&self, index: usize, deque: Worker<Arc<AgentQueue>>) {
+        // SAFETY: called once, on worker `index`'s own thread, before it parks.
+        unsafe { self.parkers[index].register_consumer() };
+        LOCAL.set(Some(Local {
+            pool: self.address(),
+            deque,
+        }));
+    }
+
+    /// Leaves the calling worker thread; queues left in its deque are dropped (their demands
+    /// discarded and counted).
+    pub(super) fn leave(&self) {
+        LOCAL.set(None);
+    }
+
+    pub(super) fn count_handled(&self, index: usize, n: u64) {
+        let c = &self.handled[index];
+        c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+
+    pub(super) fn handled(&self) -> u64 {
+        self.handled.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Ready queues waiting for a worker (not their demands).
+    pub(super) fn ready_queues(&self) -> usize {
+        let stealers = self
+            .stealers
+            .get()
+            .map_or(0, |s| s.iter().map(Stealer::len).sum());
+        self.injector.len() + stealers
+    }
+}

@@ -1,0 +1,79 @@
+//! A thread-pool worker: take a ready agent queue, run up to a budget of its demands, put it
+//! back if it has more; search briefly when there is nothing to do, then park.
+
+use super::agent_queue::AgentQueue;
+use super::pool::Pool;
+use crate::disp::worker::execute;
+use crate::slab::AgentSlab;
+use crossbeam_deque::Worker;
+use crossbeam_utils::Backoff;
+use std::sync::Arc;
+
+pub(super) fn run(
+    pool: Arc<Pool>,
+    index: usize,
+    deque: Worker<Arc<AgentQueue>>,
+    slab: Arc<AgentSlab>,
+    env_address: usize,
+) {
+    pool.enter(index, deque);
+    crate::env::mark_worker_of(env_address);
+    let backoff = Backoff::new();
+    let mut searching = false;
+    loop {
+        if let Some(queue) = pool.find_work(index) {
+            if searching {
+                searching = false;
+                // The last searcher found work while more is waiting: let another one look.
+                if pool.stop_searching() && pool.surplus() {
+                    pool.wake_one_if_none_searching();
+                }
+            }
+            backoff.reset();
+            run_queue(&pool, index, queue, &slab);
+            continue;
+        }
+        if pool.is_closed() {
+            break;
+        }
+        if !searching {
+            searching = true;
+            pool.start_searching();
+        }
+        if !backoff.is_completed() {
+            backoff.snooze();
+            continue;
+        }
+        pool.stop_searching();
+        searching = pool.park(index);
+        backoff.reset();
+    }
+    if searching {
+        pool.stop_searching();
+    }
+    pool.leave();
+}
+
+/// Runs one agent queue: at most `max_demands_at_once` demands, then puts it back if needed.
+fn run_queue(pool: &Pool, index: usize, queue: Arc<AgentQueue>, slab: &AgentSlab) {
+    queue.state.start();
+    let mut handled = 0;
+    while handled < pool.max_demands_at_once {
+        // SAFETY: this thread started the queue: it is its only consumer until stop/pause.
+        let Some(demand) = (unsafe { queue.pop() }) else {
+            break;
+        };
+        // SAFETY: this thread serves the pool the queue belongs to (demands reach a queue only
+        // through its agent's binding to this pool), and the run state keeps every other
+        // thread of the pool away from this queue's agents.
+        unsafe { execute(demand, slab, &pool.counters) };
+        handled += 1;
+    }
+    pool.count_handled(index, handled as u64);
+    if handled == pool.max_demands_at_once {
+        queue.state.pause();
+        pool.reschedule_local(queue);
+    } else if queue.state.stop() {
+        pool.reschedule_local(queue);
+    }
+}

@@ -1,0 +1,89 @@
+//! The scheduling state of one queue served by a pool of threads: it guarantees that the
+//! queue is run by at most one thread at a time and that no pushed item is left unscheduled.
+//!
+//! # Ground rules
+//!
+//! States: `IDLE` (not queued, not running), `SCHEDULED` (in a ready queue, not running),
+//! `RUNNING` (a thread is taking items), `NOTIFIED` (running, and an item was pushed since).
+//!
+//! - A producer pushes its item first, then calls [`RunState::notify`]: `IDLE → SCHEDULED`
+//!   (and the producer must put the queue into a ready queue), `RUNNING → NOTIFIED`, anything
+//!   else unchanged. At most one producer wins `IDLE → SCHEDULED`, so a queue is never in two
+//!   ready queues at once.
+//! - `notify` is a read-modify-write even when it changes nothing (it writes the state it
+//!   read). Otherwise a producer that finds `SCHEDULED` would not synchronise with the thread
+//!   that later starts the queue, which could miss the item, stop, and strand it (loom found
+//!   this; on x86 the producer's link store may still sit in its store buffer).
+//! - The thread that takes the queue from a ready queue calls [`RunState::start`]
+//!   (`SCHEDULED → RUNNING`); it alone pops items while the queue is running.
+//! - When it finds no more items it calls [`RunState::stop`]: `RUNNING → IDLE` unless a push
+//!   happened meanwhile (`NOTIFIED → SCHEDULED`, and it must put the queue back into a ready
+//!   queue). An item whose push completed after the thread's last look is therefore either
+//!   seen by a `notify` that finds `IDLE` (and schedules) or turns `RUNNING` into `NOTIFIED`
+//!   (and the thread reschedules).
+//! - When it stops with items left (its budget used up) it calls [`RunState::pause`]
+//!   (`→ SCHEDULED`) and puts the queue back.
+
+use super::atomic::{AtomicU8, Ordering};
+
+const IDLE: u8 = 0;
+const SCHEDULED: u8 = 1;
+const RUNNING: u8 = 2;
+const NOTIFIED: u8 = 3;
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct RunState(AtomicU8);
+
+impl RunState {
+    pub(crate) fn new() -> Self {
+        RunState(AtomicU8::new(IDLE))
+    }
+
+    /// After a push. True if the caller must put the queue into a ready queue.
+    #[inline]
+    pub(crate) fn notify(&self) -> bool {
+        let next = |state| match state {
+            IDLE => SCHEDULED,
+            RUNNING => NOTIFIED,
+            same => same,
+        };
+        let previous = match self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| Some(next(s)))
+        {
+            Ok(previous) | Err(previous) => previous,
+        };
+        previous == IDLE
+    }
+
+    /// The queue was taken from a ready queue.
+    pub(crate) fn start(&self) {
+        let previous = self.0.swap(RUNNING, Ordering::AcqRel);
+        debug_assert_eq!(
+            previous, SCHEDULED,
+            "invariant: only a scheduled queue is started"
+        );
+    }
+
+    /// No more items were found. True if the caller must put the queue back into a ready
+    /// queue (an item was pushed meanwhile).
+    pub(crate) fn stop(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(RUNNING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => false,
+            Err(actual) => {
+                debug_assert_eq!(actual, NOTIFIED, "invariant: only the running thread stops");
+                self.0.store(SCHEDULED, Ordering::Release);
+                true
+            }
+        }
+    }
+
+    /// Items are left but the thread's budget is used up: the caller puts the queue back.
+    pub(crate) fn pause(&self) {
+        self.0.store(SCHEDULED, Ordering::Release);
+    }
+}
