@@ -25,15 +25,18 @@ mod active_group;
 mod active_obj;
 mod local_queue;
 pub mod one_thread;
+mod prio_one_thread;
 pub mod thread_pool;
 pub(crate) mod worker;
 
 pub use active_group::ActiveGroupDispatcher;
 pub use active_obj::ActiveObjDispatcher;
+pub use prio_one_thread::PrioOneThreadDispatcher;
 
 use crate::demand::Demand;
 use crate::env::EnvInner;
 use crate::error::BindError;
+use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,7 +44,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Where an agent's demands go.
 #[derive(Clone)]
 pub(crate) enum EventQueue {
-    OneThread(Arc<one_thread::Queue>),
+    /// A one-thread queue and the agent's lane in it (its priority on a priority dispatcher).
+    OneThread(Arc<one_thread::Queue>, u8),
     Pool(Arc<thread_pool::AgentQueue>),
 }
 
@@ -50,7 +54,7 @@ impl EventQueue {
     #[inline(always)]
     pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
         match self {
-            EventQueue::OneThread(q) => q.push(demand),
+            EventQueue::OneThread(q, lane) => q.push(demand, *lane),
             EventQueue::Pool(q) => q.push(demand),
         }
     }
@@ -59,7 +63,7 @@ impl EventQueue {
     /// for one of its agents would never end).
     pub(crate) fn is_served_by_current_thread(&self) -> bool {
         match self {
-            EventQueue::OneThread(q) => q.is_served_by_current_thread(),
+            EventQueue::OneThread(q, _) => q.is_served_by_current_thread(),
             EventQueue::Pool(q) => q.is_served_by_current_thread(),
         }
     }
@@ -161,15 +165,23 @@ enum BinderKind {
     ActiveObj(ActiveObjDispatcher),
     ActiveGroup(ActiveGroupDispatcher, Arc<str>),
     ThreadPool(thread_pool::ThreadPoolDispatcher),
+    Prio(PrioOneThreadDispatcher),
 }
 
 impl Binder {
-    pub(crate) fn prepare(&self, scope: &mut BindScope<'_>) -> Result<PreparedBinding, BindError> {
+    /// Prepares the binding of an agent of priority `priority` (used by priority
+    /// dispatchers, ignored by the others).
+    pub(crate) fn prepare(
+        &self,
+        scope: &mut BindScope<'_>,
+        priority: Priority,
+    ) -> Result<PreparedBinding, BindError> {
         match &self.0 {
-            BinderKind::OneThread(d) => d.prepare(scope),
+            BinderKind::OneThread(d) => d.prepare(scope, priority),
             BinderKind::ActiveObj(d) => d.prepare(scope),
             BinderKind::ActiveGroup(d, group) => d.prepare(scope, group),
             BinderKind::ThreadPool(d) => d.prepare(scope),
+            BinderKind::Prio(d) => d.prepare(scope, priority),
         }
     }
 }

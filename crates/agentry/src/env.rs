@@ -218,10 +218,10 @@ impl EnvInner {
             .expect("invariant: set by EnvBuilder::build");
         let mut prepared = Vec::with_capacity(defined.len());
         let mut scope = BindScope::new(self);
-        for (index, (_, own, _, agent_type)) in defined.iter().enumerate() {
+        for (index, (_, own, d, agent_type)) in defined.iter().enumerate() {
             let b = own.as_ref().or(binder.as_ref()).unwrap_or(default);
             let p = b
-                .prepare(&mut scope)
+                .prepare(&mut scope, d.priority())
                 .map_err(|source| RegisterError::Bind {
                     index,
                     agent_type,

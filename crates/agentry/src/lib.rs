@@ -95,6 +95,8 @@ mod mbox;
 #[cfg(not(loom))]
 mod message;
 #[cfg(not(loom))]
+mod priority;
+#[cfg(not(loom))]
 mod request;
 #[cfg(not(loom))]
 mod slab;
@@ -116,6 +118,7 @@ pub use crate::{
     limit::{Overload, Transformed},
     mbox::{Mbox, MultiMbox},
     message::Undelivered,
+    priority::Priority,
     request::{ReplyTo, Request},
     stats::{AgentStats, EnvStats},
     timer::{Clock, ManualClock, TimerHandle},

@@ -25,6 +25,7 @@ use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
+use crate::priority::Priority;
 use crate::timer::TimerHandle;
 use std::any::TypeId;
 use std::cell::Cell;
@@ -71,6 +72,8 @@ pub(crate) trait UndefinedAgent: Send {
 /// Registration, step 2: a defined agent whose sender-side parts are handed to its
 /// [`Binding`](super::shared::Binding) and whose body goes into the slab.
 pub(crate) trait DefinedAgent: Send {
+    /// The priority the agent declared (for binding).
+    fn priority(&self) -> Priority;
     fn take_sender_parts(&mut self) -> SenderParts;
     fn into_body(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody>;
 }
@@ -112,6 +115,10 @@ struct DefinedCell<A: Agent> {
 }
 
 impl<A: Agent> DefinedAgent for DefinedCell<A> {
+    fn priority(&self) -> Priority {
+        self.def.priority
+    }
+
     fn take_sender_parts(&mut self) -> SenderParts {
         SenderParts {
             insend: std::mem::take(&mut self.def.insend),

@@ -8,6 +8,7 @@ use crate::coop::PanicReaction;
 use crate::error::DefineError;
 use crate::limit::{LimitEntry, Overload};
 use crate::mbox::{Mbox, MultiMbox, SubscriberOptions};
+use crate::priority::Priority;
 use crate::request::Request;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
@@ -58,6 +59,7 @@ pub struct Define<A: Agent> {
     pub(crate) multi: Vec<MultiSubscriptionDef>,
     pub(crate) initial: State,
     pub(crate) panic_reaction: Option<PanicReaction>,
+    pub(crate) priority: Priority,
 }
 
 impl<A: Agent> Define<A> {
@@ -71,6 +73,7 @@ impl<A: Agent> Define<A> {
             multi: Vec::new(),
             initial: State::DEFAULT,
             panic_reaction: None,
+            priority: Priority::P0,
         }
     }
 
@@ -218,6 +221,13 @@ impl<A: Agent> Define<A> {
         }
         self.limits.push(LimitEntry::new(max, reaction));
         Ok(self)
+    }
+
+    /// The agent's priority, for priority dispatchers (default `P0`; other dispatchers ignore
+    /// it).
+    pub fn priority(&mut self, priority: Priority) -> &mut Self {
+        self.priority = priority;
+        self
     }
 
     /// What happens when one of this agent's handlers panics (default: the coop's reaction).

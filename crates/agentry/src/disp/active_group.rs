@@ -5,10 +5,11 @@
 //! it ends when the group's last agent is gone, and a later binding to the same name starts a
 //! new one.
 
-use super::one_thread::{Core, OneThreadDispatcher};
+use super::one_thread::{Core, OneThreadDispatcher, Policy};
 use super::{BindScope, Binder, BinderKind, PreparedBinding};
 use crate::env::EnvHandle;
 use crate::error::BindError;
+use crate::priority::Priority;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
@@ -82,13 +83,14 @@ impl ActiveGroupDispatcher {
                     scope.env,
                     format!("{}-{group}", self.0.name),
                     "active_group",
+                    Policy::Fifo,
                 )
                 .map_err(|e| BindError::Spawn(e.to_string()))?;
                 groups.insert(Arc::clone(group), Arc::downgrade(thread.core()));
                 thread
             }
         };
-        thread.prepare(scope)
+        thread.prepare(scope, Priority::P0)
     }
 }
 

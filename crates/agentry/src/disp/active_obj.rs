@@ -4,10 +4,11 @@
 //! lease is the only thing that keeps it, so the thread ends when the agent is gone (or when
 //! its coop's registration is rolled back).
 
-use super::one_thread::OneThreadDispatcher;
+use super::one_thread::{OneThreadDispatcher, Policy};
 use super::{BindScope, Binder, BinderKind, PreparedBinding};
 use crate::env::EnvHandle;
 use crate::error::BindError;
+use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,11 +64,15 @@ impl ActiveObjDispatcher {
             return Err(BindError::OtherEnv(self.0.name.clone()));
         }
         let n = self.0.started.fetch_add(1, Ordering::Relaxed);
-        let thread =
-            OneThreadDispatcher::spawn(scope.env, format!("{}-{n}", self.0.name), "active_obj")
-                .map_err(|e| BindError::Spawn(e.to_string()))?;
+        let thread = OneThreadDispatcher::spawn(
+            scope.env,
+            format!("{}-{n}", self.0.name),
+            "active_obj",
+            Policy::Fifo,
+        )
+        .map_err(|e| BindError::Spawn(e.to_string()))?;
         // The handle goes away here: the agent's lease is what keeps the thread.
-        thread.prepare(scope)
+        thread.prepare(scope, Priority::P0)
     }
 }
 

@@ -17,6 +17,12 @@
 //!   (taken from one, it is re-queued at the back of the other as `FINISH_NOW`). Every
 //!   message accepted before the deregistration sits ahead of it in one queue or the other,
 //!   so it is handled first, whichever thread sent it (the policy in `coop.rs`).
+//! - Priorities (`prio_one_thread.rs`): the queue has one *lane* per priority, each with its
+//!   local and remote parts; a demand goes to its agent's lane. The plain dispatcher has one
+//!   lane and the loop above. A prioritised worker first moves what other threads sent into
+//!   the lanes' local parts (a finish demand found there has passed both parts), then serves
+//!   the lanes strictly by priority or round-robin with per-priority quotas; choosing a lane
+//!   looks at eight flags at most — constant work per demand, no queue scan.
 //! - When idle, the worker spins briefly (crossbeam `Backoff`), then parks.
 //! - Closing (when the last handle and bound agent are gone, or at environment shutdown)
 //!   makes pushes fail; the worker finishes what is queued and exits. Demands pushed in the
@@ -33,6 +39,7 @@ use crate::env::EnvHandle;
 use crate::env::{Closable, EnvInner};
 use crate::error::{BindError, BuildError};
 use crate::message::Undelivered;
+use crate::priority::Priority;
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
 use crate::sync::mpsc::MpscQueue;
@@ -46,10 +53,40 @@ use std::sync::{Arc, Weak};
 /// Demands taken per queue before looking at the other one (fairness between local and
 /// cross-thread senders).
 const BATCH: usize = 256;
+/// Demands a strictly-ordered worker serves between two looks at what other threads sent
+/// (bounds how long a new high-priority demand from another thread waits).
+const PRIO_BATCH: usize = 32;
 
 thread_local! {
     /// Address of the queue this thread serves (0 if none).
     static SERVED_QUEUE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How a worker chooses among its queue's lanes.
+#[derive(Clone, Debug)]
+pub(crate) enum Policy {
+    /// One lane (the plain dispatcher).
+    Fifo,
+    /// Eight lanes; always the highest non-empty one.
+    Strict,
+    /// Eight lanes; up to `quotes[p]` demands of lane `p`, highest first, then round again.
+    RoundRobin([usize; 8]),
+}
+
+/// The queues of one priority.
+struct Lane {
+    /// Demands the worker sent to agents of its own dispatcher (worker thread only).
+    local: UnsafeCell<LocalQueue>,
+    remote: MpscQueue<Demand>,
+}
+
+impl Lane {
+    fn new() -> Self {
+        Lane {
+            local: UnsafeCell::new(LocalQueue::new()),
+            remote: MpscQueue::new(),
+        }
+    }
 }
 
 /// The queue of one `one_thread` dispatcher.
@@ -57,11 +94,10 @@ pub(crate) struct Queue {
     name: String,
     /// Address of the environment whose agents (and slab) this queue serves.
     env: usize,
-    /// Demands the worker sent to agents of its own dispatcher (worker thread only).
-    local: UnsafeCell<LocalQueue>,
-    /// `local`'s length, published by the worker after each batch (for statistics).
+    lanes: Box<[Lane]>,
+    policy: Policy,
+    /// The lanes' local lengths, published by the worker after each batch (for statistics).
     local_len: AtomicUsize,
-    remote: MpscQueue<Demand>,
     parker: Parker,
     closed: AtomicBool,
     counters: Arc<EnvCounters>,
@@ -78,20 +114,37 @@ impl Queue {
         self as *const Queue as usize
     }
 
+    /// Queues a demand in lane `lane` (0 on a plain dispatcher).
     #[inline(always)]
-    pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
+    pub(crate) fn push(&self, demand: Demand, lane: u8) -> Result<(), Demand> {
         if self.closed.load(Ordering::Acquire) {
             return Err(demand);
         }
+        let lane = &self.lanes[usize::from(lane)];
         if SERVED_QUEUE.get() == self.address() {
             // SAFETY: the calling thread is the worker (ground rules); no other borrow of
             // `local` is alive while a handler runs.
-            unsafe { (*self.local.get()).push(demand) };
+            unsafe { (*lane.local.get()).push(demand) };
         } else {
-            self.remote.push(demand);
+            lane.remote.push(demand);
             self.parker.unpark();
         }
         Ok(())
+    }
+
+    /// The lane of an agent of priority `priority`.
+    pub(crate) fn lane_of(&self, priority: Priority) -> u8 {
+        if self.lanes.len() == 1 {
+            0
+        } else {
+            priority as u8
+        }
+    }
+
+    /// Demands waiting in the lanes (approximate while senders are active).
+    fn queued(&self) -> usize {
+        self.local_len.load(Ordering::Relaxed)
+            + self.lanes.iter().map(|l| l.remote.len()).sum::<usize>()
     }
 
     pub(crate) fn is_served_by_current_thread(&self) -> bool {
@@ -119,12 +172,14 @@ impl Drop for Queue {
     fn drop(&mut self) {
         // Demands pushed in the race with `close`, or left by a worker that exited: never
         // run, counted.
-        while let Some(d) = self.local.get_mut().pop() {
-            d.discard(Undelivered::Shutdown, &self.counters);
-        }
-        // SAFETY: `&mut self`: no producer and no worker is left, we are the only consumer.
-        while let Some(d) = unsafe { self.remote.pop() } {
-            d.discard(Undelivered::Shutdown, &self.counters);
+        for lane in self.lanes.iter_mut() {
+            while let Some(d) = lane.local.get_mut().pop() {
+                d.discard(Undelivered::Shutdown, &self.counters);
+            }
+            // SAFETY: `&mut self`: no producer and no worker is left, we are the only consumer.
+            while let Some(d) = unsafe { lane.remote.pop() } {
+                d.discard(Undelivered::Shutdown, &self.counters);
+            }
         }
     }
 }
@@ -136,47 +191,19 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
     SERVED_QUEUE.set(queue.address());
     crate::env::mark_worker_of(env_address);
     let backoff = Backoff::new();
-    let mut handled = 0u64;
+    let mut worker = Worker {
+        queue: &queue,
+        slab: &slab,
+        handled: 0,
+    };
     loop {
-        let mut worked = false;
-        for _ in 0..BATCH {
-            // SAFETY: this is the worker thread; the borrow ends before the demand runs.
-            let Some(mut demand) = (unsafe { (*queue.local.get()).pop() }) else {
-                break;
-            };
-            worked = true;
-            if demand.kind == Kind::FINISH {
-                // Finish barrier (ground rules): behind whatever other threads queued.
-                demand.kind = Kind::FINISH_NOW;
-                queue.remote.push(demand);
-                continue;
-            }
-            // SAFETY: this thread serves the queue the demand was sent to.
-            unsafe { execute(demand, &slab, &queue.counters) };
-            handled += 1;
-        }
-        for _ in 0..BATCH {
-            // SAFETY: single consumer (this thread).
-            let Some(mut demand) = (unsafe { queue.remote.pop() }) else {
-                break;
-            };
-            worked = true;
-            if demand.kind == Kind::FINISH {
-                // Finish barrier (ground rules): behind what this thread queued.
-                demand.kind = Kind::FINISH_NOW;
-                // SAFETY: this is the worker thread; no other borrow of `local`.
-                unsafe { (*queue.local.get()).push(demand) };
-                continue;
-            }
-            // SAFETY: this thread serves the queue the demand was sent to.
-            unsafe { execute(demand, &slab, &queue.counters) };
-            handled += 1;
-        }
+        let worked = match &queue.policy {
+            Policy::Fifo => worker.serve_fifo(),
+            Policy::Strict => worker.pull_remote() | worker.serve_strict(),
+            Policy::RoundRobin(quotes) => worker.pull_remote() | worker.serve_round_robin(quotes),
+        };
         if worked {
-            queue.handled.store(handled, Ordering::Relaxed);
-            // SAFETY: this is the worker thread; no other borrow of `local` is alive.
-            let local_len = unsafe { (*queue.local.get()).len() };
-            queue.local_len.store(local_len, Ordering::Relaxed);
+            worker.publish();
             backoff.reset();
             continue;
         }
@@ -188,16 +215,152 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
             continue;
         }
         queue.parker.park(|| {
-            // SAFETY: this is the worker thread; no other borrow of `local` is alive.
-            let local_empty = unsafe { (*queue.local.get()).is_empty() };
-            // SAFETY: single consumer (this thread).
-            let remote_empty = unsafe { queue.remote.is_empty() };
-            local_empty && remote_empty && !queue.closed.load(Ordering::Relaxed)
+            let empty = queue.lanes.iter().all(|lane| {
+                // SAFETY: this is the worker thread; no other borrow of `local` is alive.
+                let local_empty = unsafe { (*lane.local.get()).is_empty() };
+                // SAFETY: single consumer (this thread).
+                local_empty && unsafe { lane.remote.is_empty() }
+            });
+            empty && !queue.closed.load(Ordering::Relaxed)
         });
         backoff.reset();
     }
     SERVED_QUEUE.set(0);
-    queue.handled.store(handled, Ordering::Relaxed);
+    worker.publish();
+}
+
+/// The worker's view of its queue (all methods run on the worker thread).
+struct Worker<'a> {
+    queue: &'a Queue,
+    slab: &'a AgentSlab,
+    handled: u64,
+}
+
+impl Worker<'_> {
+    fn run_demand(&mut self, demand: Demand) {
+        // SAFETY: this thread serves the queue the demand was sent to.
+        unsafe { execute(demand, self.slab, &self.queue.counters) };
+        self.handled += 1;
+    }
+
+    fn publish(&self) {
+        self.queue.handled.store(self.handled, Ordering::Relaxed);
+        let local_len = self
+            .queue
+            .lanes
+            .iter()
+            // SAFETY: this is the worker thread; no other borrow of `local` is alive.
+            .map(|lane| unsafe { (*lane.local.get()).len() })
+            .sum();
+        self.queue.local_len.store(local_len, Ordering::Relaxed);
+    }
+
+    /// One lane: a batch from the local part, then a batch from the remote part, with the
+    /// finish barrier between the two.
+    fn serve_fifo(&mut self) -> bool {
+        let lane = &self.queue.lanes[0];
+        let mut worked = false;
+        for _ in 0..BATCH {
+            // SAFETY: this is the worker thread; the borrow ends before the demand runs.
+            let Some(mut demand) = (unsafe { (*lane.local.get()).pop() }) else {
+                break;
+            };
+            worked = true;
+            if demand.kind == Kind::FINISH {
+                // Finish barrier (ground rules): behind whatever other threads queued.
+                demand.kind = Kind::FINISH_NOW;
+                lane.remote.push(demand);
+                continue;
+            }
+            self.run_demand(demand);
+        }
+        for _ in 0..BATCH {
+            // SAFETY: single consumer (this thread).
+            let Some(mut demand) = (unsafe { lane.remote.pop() }) else {
+                break;
+            };
+            worked = true;
+            if demand.kind == Kind::FINISH {
+                // Finish barrier (ground rules): behind what this thread queued.
+                demand.kind = Kind::FINISH_NOW;
+                // SAFETY: this is the worker thread; no other borrow of `local`.
+                unsafe { (*lane.local.get()).push(demand) };
+                continue;
+            }
+            self.run_demand(demand);
+        }
+        worked
+    }
+
+    /// Moves what other threads sent into each lane's local part. A finish demand found here
+    /// has passed the remote part: it may run when its turn comes in the local part.
+    fn pull_remote(&mut self) -> bool {
+        let mut worked = false;
+        for lane in self.queue.lanes.iter() {
+            for _ in 0..BATCH {
+                // SAFETY: single consumer (this thread).
+                let Some(mut demand) = (unsafe { lane.remote.pop() }) else {
+                    break;
+                };
+                worked = true;
+                if demand.kind == Kind::FINISH {
+                    demand.kind = Kind::FINISH_NOW;
+                }
+                // SAFETY: this is the worker thread; no other borrow of `local`.
+                unsafe { (*lane.local.get()).push(demand) };
+            }
+        }
+        worked
+    }
+
+    /// Takes the next demand of `lane`'s local part and runs it; a finish demand sent by this
+    /// thread goes through the remote part first (finish barrier). False if the lane is empty.
+    fn serve_one(&mut self, lane: usize) -> bool {
+        let lane = &self.queue.lanes[lane];
+        // SAFETY: this is the worker thread; the borrow ends before the demand runs.
+        let Some(mut demand) = (unsafe { (*lane.local.get()).pop() }) else {
+            return false;
+        };
+        if demand.kind == Kind::FINISH {
+            demand.kind = Kind::FINISH_NOW;
+            lane.remote.push(demand);
+        } else {
+            self.run_demand(demand);
+        }
+        true
+    }
+
+    /// The highest lane with local demands.
+    fn highest_ready(&self) -> Option<usize> {
+        // SAFETY: this is the worker thread; no other borrow of `local` is alive.
+        (0..self.queue.lanes.len())
+            .rev()
+            .find(|&p| !unsafe { (*self.queue.lanes[p].local.get()).is_empty() })
+    }
+
+    fn serve_strict(&mut self) -> bool {
+        let mut worked = false;
+        for _ in 0..PRIO_BATCH {
+            let Some(lane) = self.highest_ready() else {
+                break;
+            };
+            worked |= self.serve_one(lane);
+        }
+        worked
+    }
+
+    fn serve_round_robin(&mut self, quotes: &[usize; 8]) -> bool {
+        let mut worked = false;
+        for lane in (0..self.queue.lanes.len()).rev() {
+            for _ in 0..quotes[lane].max(1) {
+                if !self.serve_one(lane) {
+                    break;
+                }
+                worked = true;
+            }
+        }
+        worked
+    }
 }
 
 /// The dispatcher itself: its queue, and the count of agents bound to it.
@@ -225,7 +388,7 @@ impl DispatcherCore for Core {
             threads: 1,
             agents: self.bound.load(Ordering::Relaxed),
             handled: self.queue.handled(),
-            queued: self.queue.local_len.load(Ordering::Relaxed) + self.queue.remote.len(),
+            queued: self.queue.queued(),
         }
     }
 }
@@ -256,22 +419,28 @@ pub struct OneThreadDispatcher(Arc<Core>);
 impl OneThreadDispatcher {
     /// Starts a dispatcher thread named `agentry-<name>`.
     pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
-        Self::spawn(env.inner(), name.into(), "one_thread")
+        Self::spawn(env.inner(), name.into(), "one_thread", Policy::Fifo)
     }
 
-    /// Starts a one-thread dispatcher of the given kind (`active_obj` and `active_group`
-    /// dispatchers are made of these).
+    /// Starts a one-thread dispatcher of the given kind (`active_obj`, `active_group` and the
+    /// priority dispatchers are made of these).
     pub(crate) fn spawn(
         inner: &Arc<EnvInner>,
         name: String,
         kind: &'static str,
+        policy: Policy,
     ) -> Result<Self, BuildError> {
+        let lanes = if matches!(policy, Policy::Fifo) {
+            1
+        } else {
+            Priority::ALL.len()
+        };
         let queue = Arc::new(Queue {
             name: name.clone(),
             env: inner.address(),
-            local: UnsafeCell::new(LocalQueue::new()),
+            lanes: (0..lanes).map(|_| Lane::new()).collect(),
+            policy,
             local_len: AtomicUsize::new(0),
-            remote: MpscQueue::new(),
             parker: Parker::new(),
             closed: AtomicBool::new(false),
             counters: Arc::clone(&inner.counters),
@@ -317,7 +486,11 @@ impl OneThreadDispatcher {
         self.0.stats()
     }
 
-    pub(crate) fn prepare(&self, scope: &mut BindScope<'_>) -> Result<PreparedBinding, BindError> {
+    pub(crate) fn prepare(
+        &self,
+        scope: &mut BindScope<'_>,
+        priority: Priority,
+    ) -> Result<PreparedBinding, BindError> {
         if self.0.queue.env != scope.env.address() {
             return Err(BindError::OtherEnv(self.0.queue.name.clone()));
         }
@@ -325,7 +498,7 @@ impl OneThreadDispatcher {
             return Err(BindError::DispatcherShutDown(self.0.queue.name.clone()));
         }
         Ok(PreparedBinding {
-            queue: EventQueue::OneThread(Arc::clone(&self.0.queue)),
+            queue: EventQueue::OneThread(Arc::clone(&self.0.queue), self.0.queue.lane_of(priority)),
             lease: Lease::new(Arc::clone(&self.0) as Arc<dyn DispatcherCore>),
         })
     }
