@@ -1,0 +1,1 @@
+//! TCP channels for agents (being built).

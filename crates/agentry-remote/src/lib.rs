@@ -1,0 +1,1 @@
+//! Remote agents (being built).
