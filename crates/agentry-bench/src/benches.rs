@@ -7,11 +7,13 @@ mod insend;
 mod pingpong;
 mod random_send;
 mod ring;
+mod sched;
 mod send;
 mod send_process;
 mod skynet;
 mod state_change;
 mod support;
+mod timer_churn;
 
 use crate::harness::{BenchDef, Group, Registry};
 
@@ -25,6 +27,8 @@ pub static BENCHES: &[BenchDef] = &[
     ring::BENCH,
     pingpong::BENCH,
     skynet::BENCH,
+    sched::BENCH,
+    timer_churn::BENCH,
 ];
 
 /// Named sets of benchmarks.
