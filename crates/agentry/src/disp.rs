@@ -31,6 +31,7 @@ pub(crate) mod worker;
 
 pub use active_group::ActiveGroupDispatcher;
 pub use active_obj::ActiveObjDispatcher;
+pub use one_thread::Driver;
 pub use prio_one_thread::PrioOneThreadDispatcher;
 
 use crate::demand::Demand;

@@ -82,7 +82,8 @@ pub(crate) trait Closable: Send + Sync {
 
 struct WorkerThread {
     closer: Arc<dyn Closable>,
-    join: JoinHandle<()>,
+    /// `None` for a driven dispatcher (its thread is not ours to join).
+    join: Option<JoinHandle<()>>,
 }
 
 enum Named {
@@ -165,8 +166,18 @@ impl EnvInner {
         let join = std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(body)?;
-        workers.push(WorkerThread { closer, join });
+        workers.push(WorkerThread {
+            closer,
+            join: Some(join),
+        });
         Ok(())
+    }
+
+    /// Closes `closer` at shutdown (a dispatcher whose thread the environment did not start).
+    pub(crate) fn register_closer(&self, closer: Arc<dyn Closable>) {
+        self.workers
+            .lock()
+            .push(WorkerThread { closer, join: None });
     }
 
     /// Records a dispatcher for [`EnvHandle::dispatcher_stats`].
@@ -424,7 +435,9 @@ impl EnvInner {
             w.closer.close();
         }
         for w in workers {
-            if w.join.join().is_err() {
+            if let Some(join) = w.join
+                && join.join().is_err()
+            {
                 tracing::error!("a dispatcher thread panicked");
             }
         }

@@ -234,6 +234,9 @@ pub enum BuildError {
     /// The environment is shutting down or stopped.
     #[error("the environment is stopped or shutting down")]
     EnvStopped,
+    /// The calling thread already serves a dispatcher (a thread drives at most one).
+    #[error("the calling thread already serves a dispatcher")]
+    ThreadBusy,
 }
 
 /// A stop guard could not be added.

@@ -47,6 +47,7 @@ use crate::sync::parker::Parker;
 use crossbeam_utils::Backoff;
 use std::cell::{Cell, UnsafeCell};
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -110,6 +111,25 @@ pub(crate) struct Queue {
 unsafe impl Sync for Queue {}
 
 impl Queue {
+    fn new(inner: &Arc<EnvInner>, name: String, policy: Policy, parker: Parker) -> Self {
+        let lanes = if matches!(policy, Policy::Fifo) {
+            1
+        } else {
+            Priority::ALL.len()
+        };
+        Queue {
+            name,
+            env: inner.address(),
+            lanes: (0..lanes).map(|_| Lane::new()).collect(),
+            policy,
+            local_len: AtomicUsize::new(0),
+            parker,
+            closed: AtomicBool::new(false),
+            counters: Arc::clone(&inner.counters),
+            handled: AtomicU64::new(0),
+        }
+    }
+
     fn address(&self) -> usize {
         self as *const Queue as usize
     }
@@ -139,6 +159,17 @@ impl Queue {
         } else {
             priority as u8
         }
+    }
+
+    /// True if no demand is waiting in any lane. Only the serving thread may call it.
+    pub(super) fn nothing_queued(&self) -> bool {
+        let empty = self.lanes.iter().all(|lane| {
+            // SAFETY: called by the serving thread only; no other borrow of `local` is alive.
+            let local_empty = unsafe { (*lane.local.get()).is_empty() };
+            // SAFETY: single consumer (the serving thread).
+            local_empty && unsafe { lane.remote.is_empty() }
+        });
+        empty && !self.closed.load(Ordering::Relaxed)
     }
 
     /// Demands waiting in the lanes (approximate while senders are active).
@@ -197,12 +228,7 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
         handled: 0,
     };
     loop {
-        let worked = match &queue.policy {
-            Policy::Fifo => worker.serve_fifo(),
-            Policy::Strict => worker.pull_remote() | worker.serve_strict(),
-            Policy::RoundRobin(quotes) => worker.pull_remote() | worker.serve_round_robin(quotes),
-        };
-        if worked {
+        if worker.serve() {
             worker.publish();
             backoff.reset();
             continue;
@@ -214,36 +240,38 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
             backoff.snooze();
             continue;
         }
-        queue.parker.park(|| {
-            let empty = queue.lanes.iter().all(|lane| {
-                // SAFETY: this is the worker thread; no other borrow of `local` is alive.
-                let local_empty = unsafe { (*lane.local.get()).is_empty() };
-                // SAFETY: single consumer (this thread).
-                local_empty && unsafe { lane.remote.is_empty() }
-            });
-            empty && !queue.closed.load(Ordering::Relaxed)
-        });
+        queue.parker.park(|| queue.nothing_queued());
         backoff.reset();
     }
     SERVED_QUEUE.set(0);
     worker.publish();
 }
 
-/// The worker's view of its queue (all methods run on the worker thread).
-struct Worker<'a> {
-    queue: &'a Queue,
-    slab: &'a AgentSlab,
-    handled: u64,
+/// The worker's view of its queue (all methods run on the worker thread, or on the thread
+/// that drives a driven dispatcher).
+pub(super) struct Worker<'a> {
+    pub(super) queue: &'a Queue,
+    pub(super) slab: &'a AgentSlab,
+    pub(super) handled: u64,
 }
 
 impl Worker<'_> {
+    /// One round of the queue's policy; false if nothing was queued.
+    pub(super) fn serve(&mut self) -> bool {
+        match &self.queue.policy {
+            Policy::Fifo => self.serve_fifo(),
+            Policy::Strict => self.pull_remote() | self.serve_strict(),
+            Policy::RoundRobin(quotes) => self.pull_remote() | self.serve_round_robin(quotes),
+        }
+    }
+
     fn run_demand(&mut self, demand: Demand) {
         // SAFETY: this thread serves the queue the demand was sent to.
         unsafe { execute(demand, self.slab, &self.queue.counters) };
         self.handled += 1;
     }
 
-    fn publish(&self) {
+    pub(super) fn publish(&self) {
         self.queue.handled.store(self.handled, Ordering::Relaxed);
         let local_len = self
             .queue
@@ -430,22 +458,7 @@ impl OneThreadDispatcher {
         kind: &'static str,
         policy: Policy,
     ) -> Result<Self, BuildError> {
-        let lanes = if matches!(policy, Policy::Fifo) {
-            1
-        } else {
-            Priority::ALL.len()
-        };
-        let queue = Arc::new(Queue {
-            name: name.clone(),
-            env: inner.address(),
-            lanes: (0..lanes).map(|_| Lane::new()).collect(),
-            policy,
-            local_len: AtomicUsize::new(0),
-            parker: Parker::new(),
-            closed: AtomicBool::new(false),
-            counters: Arc::clone(&inner.counters),
-            handled: AtomicU64::new(0),
-        });
+        let queue = Arc::new(Queue::new(inner, name.clone(), policy, Parker::new()));
         let slab = Arc::clone(&inner.slab);
         let worker_queue = Arc::clone(&queue);
         let env_address = inner.address();
@@ -454,13 +467,44 @@ impl OneThreadDispatcher {
             Arc::clone(&queue) as Arc<dyn Closable>,
             move || run(worker_queue, slab, env_address),
         )?;
+        Ok(Self::with_queue(inner, queue, kind))
+    }
+
+    fn with_queue(inner: &Arc<EnvInner>, queue: Arc<Queue>, kind: &'static str) -> Self {
         let core = Arc::new(Core {
             queue,
             kind,
             bound: AtomicUsize::new(0),
         });
         inner.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
-        Ok(OneThreadDispatcher(core))
+        OneThreadDispatcher(core)
+    }
+
+    /// A dispatcher whose thread is the caller's: an event loop on the calling thread serves
+    /// its agents through the returned [`Driver`], and `wake` (which must make the loop's
+    /// blocking call return — e.g. `mio::Waker::wake`) is called when demands arrive while the
+    /// loop blocks. Fails with [`BuildError::ThreadBusy`] if the calling thread already serves
+    /// a dispatcher.
+    pub fn driven(
+        env: &EnvHandle,
+        name: impl Into<String>,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<(Self, Driver), BuildError> {
+        if SERVED_QUEUE.get() != 0 {
+            return Err(BuildError::ThreadBusy);
+        }
+        let inner = env.inner();
+        let parker = Parker::with_callback(Box::new(wake));
+        let queue = Arc::new(Queue::new(inner, name.into(), Policy::Fifo, parker));
+        inner.register_closer(Arc::clone(&queue) as Arc<dyn Closable>);
+        SERVED_QUEUE.set(queue.address());
+        let driver = Driver {
+            queue: Arc::clone(&queue),
+            slab: Arc::clone(&inner.slab),
+            handled: 0,
+            _not_send: PhantomData,
+        };
+        Ok((Self::with_queue(inner, queue, "driven"), driver))
     }
 
     pub(crate) fn from_core(core: Arc<Core>) -> Self {
@@ -508,6 +552,73 @@ impl fmt::Debug for OneThreadDispatcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OneThreadDispatcher")
             .field("name", &self.0.queue.name)
+            .finish()
+    }
+}
+
+/// The serving side of a driven dispatcher ([`OneThreadDispatcher::driven`]): the event loop
+/// of the thread that created it runs the dispatcher's agents through it.
+///
+/// A loop iteration: [`run`](Self::run) until it returns 0; then [`prepare_to_block`](Self::prepare_to_block)
+/// — if it returns true, block (e.g. `Poll::poll`), then call [`woke_up`](Self::woke_up);
+/// stop when [`is_closed`](Self::is_closed). The driver stays on the thread that created it
+/// (it is not `Send`); sends made on that thread to agents of this dispatcher take the
+/// lock-free local path.
+pub struct Driver {
+    queue: Arc<Queue>,
+    slab: Arc<AgentSlab>,
+    handled: u64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Driver {
+    /// Runs one round of queued demands (up to a batch from each part of the queue); returns
+    /// how many ran.
+    pub fn run(&mut self) -> usize {
+        let mut worker = Worker {
+            queue: &self.queue,
+            slab: &self.slab,
+            handled: self.handled,
+        };
+        worker.serve();
+        worker.publish();
+        let ran = worker.handled - self.handled;
+        self.handled = worker.handled;
+        usize::try_from(ran).unwrap_or(usize::MAX)
+    }
+
+    /// Call before blocking: true if the loop may block now (senders will call the wake
+    /// callback); false if demands are waiting (run them first, do not block).
+    pub fn prepare_to_block(&mut self) -> bool {
+        self.queue
+            .parker
+            .announce_sleep(|| self.queue.nothing_queued())
+    }
+
+    /// Call after the loop's blocking call returned (whatever woke it).
+    pub fn woke_up(&mut self) {
+        self.queue.parker.end_sleep();
+    }
+
+    /// True once the dispatcher was closed (environment shutdown, or no handle and no agent
+    /// left): the loop should run what is left and return.
+    pub fn is_closed(&self) -> bool {
+        self.queue.closed.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        SERVED_QUEUE.set(0);
+        self.queue.close();
+    }
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("dispatcher", &self.queue.name)
+            .field("handled", &self.handled)
             .finish()
     }
 }

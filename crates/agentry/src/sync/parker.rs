@@ -14,6 +14,11 @@
 //! - Only the producer that swaps `sleeping` from `true` to `false` unparks, so a batch of
 //!   sends costs at most one wake-up, and a running consumer costs producers one plain load.
 //! - `std::thread::park` keeps a token: an unpark that lands before the park is not lost.
+//! - A consumer that blocks somewhere else (an event loop in `epoll_wait`) uses a parker with
+//!   a *wake callback* instead of a thread: it calls [`Parker::announce_sleep`] before
+//!   blocking and [`Parker::end_sleep`] after, and producers run the callback (which must
+//!   make the blocking call return, and keep that effect if it happens before the call —
+//!   as an eventfd write does) instead of `unpark`.
 
 use super::UnsafeCell;
 #[cfg(not(loom))]
@@ -21,13 +26,18 @@ use super::UnsafeCellExt;
 use super::atomic::{AtomicBool, Ordering, fence};
 use super::thread::{self, Thread};
 
-/// One consumer's sleeping flag and thread handle.
+/// One consumer's sleeping flag and thread handle (or wake callback).
 pub(crate) struct Parker {
     sleeping: AtomicBool,
     /// Written once by the consumer before its first sleep; read by producers only after they
     /// observed `sleeping == true`, which the consumer stored after writing this.
     consumer: UnsafeCell<Option<Thread>>,
+    /// Set at construction for a consumer that blocks in an event loop.
+    callback: Option<WakeFn>,
 }
+
+/// Makes an event loop's blocking call return (see the ground rules).
+pub(crate) type WakeFn = Box<dyn Fn() + Send + Sync>;
 
 // SAFETY: `consumer` is written once before any reader can observe `sleeping == true`
 // (see the ground rules); afterwards it is only read. `Thread` is Send + Sync.
@@ -41,6 +51,16 @@ impl Parker {
         Parker {
             sleeping: AtomicBool::new(false),
             consumer: UnsafeCell::new(None),
+            callback: None,
+        }
+    }
+
+    /// A parker whose consumer blocks in an event loop that `wake` interrupts.
+    pub(crate) fn with_callback(wake: WakeFn) -> Self {
+        Parker {
+            sleeping: AtomicBool::new(false),
+            consumer: UnsafeCell::new(None),
+            callback: Some(wake),
         }
     }
 
@@ -58,14 +78,30 @@ impl Parker {
     /// Parks the consumer unless `still_empty` finds work after the sleeping flag is raised.
     /// Returns after a wake-up (possibly spurious); the caller re-checks its queues.
     pub(crate) fn park(&self, still_empty: impl FnOnce() -> bool) {
+        if self.announce_sleep(still_empty) {
+            thread::park();
+            self.end_sleep();
+        }
+    }
+
+    /// The consumer is about to block: raises the sleeping flag, then re-checks with
+    /// `still_empty`. True if it may block (producers will wake it); false if work arrived
+    /// (the flag is lowered again).
+    pub(crate) fn announce_sleep(&self, still_empty: impl FnOnce() -> bool) -> bool {
         // Release: a producer that sees `true` (its swap acquires) also sees `consumer`. Both
         // writes are read-modify-writes so that every write to the flag sits in one total order
         // with the producers' swaps (it is also what loom can check).
         self.sleeping.swap(true, Ordering::AcqRel);
         fence(Ordering::SeqCst);
         if still_empty() {
-            thread::park();
+            return true;
         }
+        self.end_sleep();
+        false
+    }
+
+    /// The consumer woke up (or decided not to block).
+    pub(crate) fn end_sleep(&self) {
         self.sleeping.swap(false, Ordering::AcqRel);
     }
 
@@ -74,6 +110,10 @@ impl Parker {
     pub(crate) fn unpark(&self) {
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::Relaxed) && self.sleeping.swap(false, Ordering::AcqRel) {
+            if let Some(wake) = &self.callback {
+                wake();
+                return;
+            }
             self.consumer.with(|c| {
                 // SAFETY: `sleeping` was true, so the consumer registered itself before; the
                 // AcqRel swap synchronises with its SeqCst store, making the write visible.
