@@ -7,10 +7,20 @@
 # 2. every unit, integration and doc test of the workspace, the examples (each runs as a
 #    test), and every benchmark once at smoke scale to check that it computes the right result;
 # 3. the loom model checks of the lock-free code (a separate build with `--cfg loom`).
+#
+# The remote tests need `nats-server` (they start their own servers on loopback ports); it is
+# installed from Debian's archive when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+    step "installing nats-server (apt-get)"
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nats-server
+fi
 
 step "rustfmt"
 cargo fmt --all -- --check

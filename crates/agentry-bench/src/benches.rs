@@ -3,6 +3,8 @@
 //! Register a benchmark by adding its module here (`mod ring;`) and its `BenchDef` to
 //! [`BENCHES`]; add peer-comparison benchmarks to the `compare` group too.
 
+mod agent_memory;
+mod idle;
 mod insend;
 mod pingpong;
 mod random_send;
@@ -29,6 +31,8 @@ pub static BENCHES: &[BenchDef] = &[
     skynet::BENCH,
     sched::BENCH,
     timer_churn::BENCH,
+    idle::BENCH,
+    agent_memory::BENCH,
 ];
 
 /// Named sets of benchmarks.

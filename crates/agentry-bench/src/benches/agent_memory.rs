@@ -1,0 +1,111 @@
+//! `agent_memory`: the memory an idle agent costs — N agents with an empty mailbox and one
+//! handler are registered and started; the process's resident set grows by
+//! `bytes_per_agent × N` (target ≤ 256 bytes).
+//!
+//! The growth is measured as resident-set size, after the harness has set the allocator to keep
+//! freed memory (see `harness::allocator`), so it counts every byte the runtime touched for the
+//! agents: the agent value, its shared part (what mboxes point to), its slab slot and handler
+//! table. The benchmark verifies that every agent started and that each still answers.
+
+use super::support::{Tally, env, setup};
+use crate::harness::rss::current_rss_bytes;
+use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
+use agentry::{Agent, Ctx, Define, DefineError};
+use std::time::{Duration, Instant};
+
+pub static BENCH: BenchDef = BenchDef {
+    id: "agent_memory",
+    description: "resident memory per idle agent (empty mailbox, one handler); target <= 256 B",
+    cases,
+    charts: &[ChartKind::Bars],
+};
+
+/// The one message an idle agent handles.
+struct Poke;
+
+struct Idle {
+    started: Tally,
+    answered: Tally,
+}
+
+impl Agent for Idle {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|a: &mut Idle, _: &mut Ctx<Idle>, Poke| a.answered.add(1))?;
+        Ok(())
+    }
+
+    fn on_start(&mut self, _: &mut Ctx<Self>) {
+        self.started.add(1);
+    }
+}
+
+fn cases(scale: Scale) -> Vec<Case> {
+    let n = scale.pick(1_000u64, 100_000, 1_000_000);
+    vec![
+        Case::builder(format!("one_thread N={n}"))
+            .dispatcher("one_thread")
+            .param("N", n)
+            .phase(PhaseSpec::agents("registration"))
+            .memory()
+            .reps(3)
+            .runner(move || run_idle_agents(n)),
+    ]
+}
+
+fn run_idle_agents(n: u64) -> Result<Sample, BenchError> {
+    let env = env()?;
+    let handle = env.handle().clone();
+    let started = Tally::default();
+    let answered = Tally::default();
+    let rss_unreadable = |e: std::io::Error| BenchError::Harness(format!("RSS: {e}"));
+    let before = current_rss_bytes().map_err(rss_unreadable)?;
+
+    let registration = Instant::now();
+    let mut coop = handle.new_coop();
+    let mboxes: Vec<_> = (0..n)
+        .map(|_| {
+            coop.add(Idle {
+                started: started.clone(),
+                answered: answered.clone(),
+            })
+        })
+        .collect();
+    handle.register_coop(coop).map_err(setup("register"))?;
+    let runner = std::thread::spawn(move || env.run());
+    wait_for(&started, n)?;
+    let registration = registration.elapsed();
+    let after = current_rss_bytes().map_err(rss_unreadable)?;
+    // The mboxes the runner holds are part of what a user holds; they are counted.
+    let per_agent = after.saturating_sub(before) as f64 / n as f64;
+
+    for mbox in &mboxes {
+        mbox.send(Poke);
+    }
+    wait_for(&answered, n)?;
+    handle.stop();
+    let stats = runner
+        .join()
+        .map_err(|_| BenchError::Harness("the environment thread panicked".into()))?;
+    verify_eq("agents started", n, started.get())?;
+    verify_eq("pokes answered", n, answered.get())?;
+    verify_eq("unhandled messages", 0, stats.unhandled)?;
+    Ok(Sample::new()
+        .phase("registration", registration, n)
+        .metric("bytes_per_agent", per_agent))
+}
+
+/// Waits until `tally` reaches `n` (the agents' worker runs concurrently); fails after a
+/// generous deadline rather than hanging.
+fn wait_for(tally: &Tally, n: u64) -> Result<(), BenchError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while tally.get() < n {
+        if Instant::now() > deadline {
+            return Err(BenchError::Verify(format!(
+                "only {} of {n} agents reacted within 60 s",
+                tally.get()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
