@@ -5,6 +5,7 @@ mod ctx;
 mod define;
 mod handlers;
 pub(crate) mod insend;
+pub(crate) mod restart;
 pub(crate) mod shared;
 mod state;
 

@@ -11,16 +11,21 @@
 //!   letters.
 //! - Each agent's `on_finish` runs exactly once; listeners learn of the deregistration and its
 //!   reason after every agent of the coop has been dropped.
+//! - A coop may supervise ([`Coop::supervise`]): agents added with a factory
+//!   ([`Coop::add_supervised`]) and child coops added with a factory
+//!   ([`Coop::add_supervised_coop`]) are restarted when they fail (`supervision.rs`).
 
 pub(crate) mod registry;
 
 use crate::agent::Agent;
 use crate::agent::cell::UndefinedAgent;
+use crate::agent::restart::SupervisedAgent;
 use crate::agent::shared::AgentShared;
 use crate::disp::Binder;
 use crate::env::EnvHandle;
 use crate::ids::CoopId;
 use crate::mbox::{Mbox, MultiMbox};
+use crate::supervision::{ChildSpec, Supervision};
 use std::fmt;
 use std::sync::Arc;
 
@@ -38,6 +43,11 @@ pub enum PanicReaction {
     ShutdownEnv,
     /// Abort the process.
     Abort,
+    /// Report the failure to the agent's supervisor, which restarts it by its coop's policy
+    /// ([`Coop::supervise`]); meanwhile the agent handles nothing and keeps its messages for its
+    /// next incarnation. The default of agents added with [`Coop::add_supervised`]. An agent
+    /// without a supervisor reacts as with `DeregisterCoop`.
+    Supervise,
 }
 
 /// Why a coop was deregistered.
@@ -52,6 +62,12 @@ pub enum DeregReason {
     ParentDeregistered,
     /// A handler of one of its agents panicked (reaction `DeregisterCoop`).
     Panic,
+    /// Its supervisor gave up: its children failed more often than the restart intensity
+    /// allows (see [`Supervision::intensity`]).
+    Escalation,
+    /// Its supervisor deregistered it to register a fresh one in its place (a supervised child
+    /// coop being restarted).
+    Restart,
     /// An application-defined reason.
     User(u32),
 }
@@ -140,6 +156,9 @@ pub struct Coop {
     pub(crate) panic_reaction: Option<PanicReaction>,
     pub(crate) agents: Vec<PendingAgent>,
     pub(crate) listeners: Vec<DeregListener>,
+    pub(crate) supervision: Option<Supervision>,
+    /// Supervised children, in the order they were added.
+    pub(crate) children: Vec<ChildSpec>,
 }
 
 impl Coop {
@@ -151,6 +170,8 @@ impl Coop {
             panic_reaction: None,
             agents: Vec::new(),
             listeners: Vec::new(),
+            supervision: None,
+            children: Vec::new(),
         }
     }
 
@@ -167,17 +188,80 @@ impl Coop {
     }
 
     fn push<A: Agent>(&mut self, agent: A, binder: Option<Binder>) -> Mbox {
+        self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder)
+    }
+
+    fn push_erased(
+        &mut self,
+        agent_type: &'static str,
+        agent: Box<dyn UndefinedAgent>,
+        binder: Option<Binder>,
+    ) -> Mbox {
         let shared = Arc::new(AgentShared::new(
-            std::any::type_name::<A>(),
+            agent_type,
             Arc::clone(&self.env.inner().counters),
         ));
         let mbox = Mbox::from_shared(Arc::clone(&shared));
         self.agents.push(PendingAgent {
             shared,
             binder,
-            agent: Box::new(agent),
+            agent,
         });
         mbox
+    }
+
+    /// Makes this coop a supervisor: its supervised children (agents added with
+    /// [`add_supervised`](Self::add_supervised), child coops added with
+    /// [`add_supervised_coop`](Self::add_supervised_coop)) are restarted by `policy` when they
+    /// fail. The policy is checked when the coop is registered. See [`Supervision`].
+    pub fn supervise(&mut self, policy: Supervision) -> &mut Self {
+        self.supervision = Some(policy);
+        self
+    }
+
+    /// Adds a supervised agent made by `factory` (called now for the first incarnation, and
+    /// again by the supervisor for each restart). Its panic reaction is
+    /// [`PanicReaction::Supervise`] unless its definition sets another. The returned mbox
+    /// stays the agent's across restarts. The coop must [`supervise`](Self::supervise).
+    pub fn add_supervised<A: Agent>(
+        &mut self,
+        factory: impl FnMut() -> A + Send + 'static,
+    ) -> Mbox {
+        self.push_supervised(factory, None)
+    }
+
+    /// [`add_supervised`](Self::add_supervised), bound through `binder`.
+    pub fn add_supervised_with<A: Agent>(
+        &mut self,
+        factory: impl FnMut() -> A + Send + 'static,
+        binder: &Binder,
+    ) -> Mbox {
+        self.push_supervised(factory, Some(binder.clone()))
+    }
+
+    fn push_supervised<A: Agent>(
+        &mut self,
+        factory: impl FnMut() -> A + Send + 'static,
+        binder: Option<Binder>,
+    ) -> Mbox {
+        let agent = SupervisedAgent::new(factory);
+        let mbox = self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder);
+        self.children.push(ChildSpec::Agent(self.agents.len() - 1));
+        mbox
+    }
+
+    /// Adds a supervised child coop: once this coop is registered, its supervisor makes a coop
+    /// (a child of this one), lets `factory` fill it, and registers it — again for each
+    /// restart (the new coop has a new [`CoopId`]). The child fails when it is deregistered
+    /// with [`DeregReason::Panic`], [`DeregReason::Escalation`] or [`DeregReason::Restart`];
+    /// deregistered with `Normal` or `User`, it is done and not restarted. The coop must
+    /// [`supervise`](Self::supervise).
+    pub fn add_supervised_coop(
+        &mut self,
+        factory: impl FnMut(&mut Coop) + Send + 'static,
+    ) -> &mut Self {
+        self.children.push(ChildSpec::Coop(Box::new(factory)));
+        self
     }
 
     /// Makes this coop a child of `parent`.

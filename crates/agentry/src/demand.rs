@@ -4,12 +4,13 @@
 //! The layout is flat and `repr(C)` (56 bytes, 8-byte fields first): demands are moved in and
 //! out of queues on every send, so they must copy as a few aligned words.
 
-use crate::ids::MboxId;
+use crate::ids::{AgentId, MboxId};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::{AgentRef, SlotPtr};
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
+use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -20,14 +21,17 @@ pub(crate) struct LimitSlot(u16);
 impl LimitSlot {
     /// The message is not limited.
     pub(crate) const NONE: LimitSlot = LimitSlot(u16::MAX);
+    /// The message's type is not limited but the agent's queue depth is tracked.
+    pub(crate) const DEPTH: LimitSlot = LimitSlot(u16::MAX - 1);
 
     pub(crate) fn new(index: u16) -> Self {
-        debug_assert!(index != u16::MAX);
+        debug_assert!(index < u16::MAX - 1);
         LimitSlot(index)
     }
 
+    /// The index of the limit the message holds a place in, if any.
     pub(crate) fn index(self) -> Option<usize> {
-        (self != Self::NONE).then_some(usize::from(self.0))
+        (self.0 < u16::MAX - 1).then_some(usize::from(self.0))
     }
 }
 
@@ -53,6 +57,9 @@ impl Kind {
     /// A `FINISH` that has passed its dispatcher's other queue(s) (see the finish barrier in
     /// `disp/one_thread.rs`): run it.
     pub(crate) const FINISH_NOW: Kind = Kind(3);
+    /// A supervisor's command to a supervised agent (`payload` is a
+    /// [`Control`](crate::agent::restart::Control), see `agent/restart.rs`).
+    pub(crate) const CONTROL: Kind = Kind(5);
 }
 
 /// A timer's message and the timer's token, checked when the dispatcher takes the demand.
@@ -118,6 +125,19 @@ impl Demand {
         }
     }
 
+    /// A supervisor's control demand; `source` is the agent's own mbox.
+    pub(crate) fn control(target: AgentRef, source: MboxId, control: Payload) -> Self {
+        let (slot, generation) = target.into_parts();
+        Demand {
+            slot,
+            generation,
+            limit: LimitSlot::NONE,
+            kind: Kind::CONTROL,
+            source,
+            payload: Some(control),
+        }
+    }
+
     /// `source` is the agent's own mbox.
     pub(crate) fn start(target: AgentRef, source: MboxId) -> Self {
         Self::lifecycle(target, source, Kind::START)
@@ -168,21 +188,56 @@ impl Demand {
     /// Disposes of a demand that will never run, counting its message (if any) as a dead
     /// letter or, at shutdown, as dropped on shutdown.
     pub(crate) fn discard(self, why: Undelivered, counters: &EnvCounters) {
-        if let Some(payload) = self.payload {
-            match why {
-                Undelivered::Shutdown => {
-                    counters.dropped_on_shutdown.fetch_add(1, Ordering::Relaxed)
-                }
-                _ => counters.dead_letters.fetch_add(1, Ordering::Relaxed),
-            };
-            tracing::debug!(
-                target: "agentry::delivery",
-                message = payload.type_name(),
-                reason = ?why,
-                "queued message discarded"
-            );
-            payload.reject(why);
+        // The slot may belong to a slab that is gone (a queue dropped after its environment):
+        // the demand's agent is not looked at.
+        self.dispose(why, counters, None);
+    }
+
+    /// Disposes of a demand its dispatcher took for an agent that is gone (the slab is alive).
+    pub(crate) fn discard_gone(self, counters: &EnvCounters) {
+        let agent = self.target().id();
+        self.dispose(Undelivered::AgentGone, counters, Some(agent));
+    }
+
+    fn dispose(self, why: Undelivered, counters: &EnvCounters, agent: Option<AgentId>) {
+        // A control demand whose agent is gone is no message: nothing to count.
+        if self.kind == Kind::CONTROL {
+            return;
         }
+        let Some(payload) = self.payload else {
+            return;
+        };
+        // A timer's message is reported as itself, not as its envelope.
+        let payload = if self.kind == Kind::REVOCABLE {
+            match payload.take::<Revocable>() {
+                Ok(revocable) => revocable.inner,
+                Err(payload) => payload,
+            }
+        } else {
+            payload
+        };
+        match why {
+            Undelivered::Shutdown => counters.dropped_on_shutdown.fetch_add(1, Ordering::Relaxed),
+            _ => counters.dead_letters.fetch_add(1, Ordering::Relaxed),
+        };
+        counters.trace(|| TraceRecord {
+            agent,
+            agent_type: None,
+            mbox: Some(self.source),
+            message: payload.type_name(),
+            message_type: payload.type_id(),
+            outcome: Outcome::Dropped(match why {
+                Undelivered::Shutdown => DropReason::Shutdown,
+                _ => DropReason::AgentGone,
+            }),
+        });
+        tracing::debug!(
+            target: "agentry::delivery",
+            message = payload.type_name(),
+            reason = ?why,
+            "queued message discarded"
+        );
+        payload.reject(why);
     }
 }
 

@@ -21,18 +21,26 @@ mod builder;
 pub use builder::EnvBuilder;
 
 use crate::agent::Agent;
+use crate::agent::shared::AgentShared;
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::{Coop, DeregReason, PanicReaction};
 use crate::demand::Demand;
+use crate::destination::Destination;
+use crate::destination::sealed::Timed;
+use crate::disp::Driver;
 use crate::disp::one_thread::OneThreadDispatcher;
 use crate::disp::{BindScope, Binder, DispatcherCore, DispatcherStats};
-use crate::error::{BuildError, DeregisterError, NameError, RegisterError, StopGuardError};
+use crate::error::{
+    BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
+};
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::slab::AgentSlab;
 use crate::stats::{EnvCounters, EnvStats};
+use crate::supervision::SupervisorStats;
 use crate::timer::{Clock, EngineKind, TimerHandle, TimerService};
+use crate::trace::TraceFilter;
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -96,12 +104,16 @@ pub(crate) struct Config {
     pub(crate) autoshutdown: bool,
     pub(crate) timer_engine: EngineKind,
     pub(crate) clock: Clock,
+    /// How every agent is observed (`trace.rs`, `agent/cell.rs`).
+    pub(crate) observe: crate::agent::cell::Observe,
+    /// Track every agent's queue depth.
+    pub(crate) queue_depth: bool,
 }
 
 pub(crate) struct EnvInner {
     pub(crate) slab: Arc<AgentSlab>,
     pub(crate) counters: Arc<EnvCounters>,
-    registry: Mutex<Registry>,
+    pub(crate) registry: Mutex<Registry>,
     ever_registered: std::sync::atomic::AtomicBool,
     names: Mutex<HashMap<String, Named>>,
     phase: AtomicU8,
@@ -117,7 +129,7 @@ pub(crate) struct EnvInner {
 
 impl EnvInner {
     fn new(config: Config) -> Self {
-        let counters = Arc::new(EnvCounters::default());
+        let counters = Arc::new(EnvCounters::new(config.observe.trace.clone()));
         EnvInner {
             slab: Arc::new(AgentSlab::new()),
             counters: Arc::clone(&counters),
@@ -151,8 +163,11 @@ impl EnvInner {
         self.phase.load(Ordering::Acquire)
     }
 
-    /// Spawns a dispatcher thread; it is joined at shutdown.
     /// Spawns a dispatcher thread; at shutdown `closer` is closed and the thread joined.
+    ///
+    /// Threads that have already ended (an `active_obj` agent's thread after the agent left)
+    /// are joined here, so that a long-lived environment creating and dropping such
+    /// dispatchers does not keep their stacks until shutdown.
     pub(crate) fn spawn_worker(
         &self,
         name: &str,
@@ -163,6 +178,15 @@ impl EnvInner {
         if self.phase() == STOPPED {
             return Err(BuildError::EnvStopped);
         }
+        workers.retain_mut(|w| match w.join.take_if(|j| j.is_finished()) {
+            Some(ended) => {
+                if ended.join().is_err() {
+                    tracing::error!("a dispatcher thread ended with a panic");
+                }
+                false
+            }
+            None => true,
+        });
         let join = std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(body)?;
@@ -198,10 +222,14 @@ impl EnvInner {
             parent,
             binder,
             panic_reaction,
-            agents,
+            mut agents,
             listeners,
+            supervision,
+            children,
             env: _,
         } = coop;
+        let supervision =
+            crate::supervision::prepare(&mut agents, supervision, children, &self.counters)?;
 
         // Phase 1: every agent defines itself (user code, no lock held).
         let mut defined = Vec::with_capacity(agents.len());
@@ -252,13 +280,19 @@ impl EnvInner {
             .or_else(|| parent.and_then(|p| registry.panic_reaction_of(p)))
             .unwrap_or(self.config.panic_reaction);
         let shared_list = defined.iter().map(|(s, ..)| Arc::clone(s)).collect();
-        registry.insert(id, parent, shared_list, listeners, coop_reaction)?;
+        let (mut links, published) = match supervision {
+            Some(plan) => (plan.links, Some(plan.shared)),
+            None => (Vec::new(), None),
+        };
+        registry.insert(id, parent, shared_list, listeners, coop_reaction, published)?;
         self.ever_registered.store(true, Ordering::Relaxed);
         let handle = EnvHandle(Arc::clone(self));
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
         let mut starts = Vec::with_capacity(defined.len());
-        for ((shared, _, mut defined, _), prepared) in defined.into_iter().zip(prepared) {
+        for (index, ((shared, _, mut defined, _), prepared)) in
+            defined.into_iter().zip(prepared).enumerate()
+        {
             let parts = defined.take_sender_parts();
             let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
             let multi_keys = parts
@@ -276,17 +310,19 @@ impl EnvInner {
                     panic_reaction: reaction,
                     multi: multi_keys,
                     lease,
+                    observe: self.config.observe.clone(),
                 })
             });
             shared.bind(crate::agent::shared::Binding {
-                id: target.id(),
                 coop: id,
-                target,
+                target: crate::slab::IncarnationRef::new(target),
                 queue: queue.clone(),
                 insend: parts.insend,
-                limits: LimitTable::new(parts.limits),
+                limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
                 env: Arc::downgrade(self),
+                supervisor: links.get_mut(index).and_then(Option::take),
+                trace: self.counters.trace.clone(),
             });
             for m in parts.multi {
                 m.mbox
@@ -313,29 +349,35 @@ impl EnvInner {
         Ok(())
     }
 
-    pub(crate) fn agent_finished(self: &Arc<Self>, coop: CoopId) {
-        let actions = self.registry.lock().agent_finished(coop);
+    pub(crate) fn agent_finished(self: &Arc<Self>, coop: CoopId, agent: &AgentShared) {
+        let actions = self.registry.lock().agent_finished(coop, agent);
         self.perform(actions);
     }
 
-    fn perform(self: &Arc<Self>, actions: Actions) {
+    fn perform(self: &Arc<Self>, mut actions: Actions) {
+        crate::watch::notify(&mut actions);
+        // Listeners first: a coop's listeners have run before its parent is told to finish
+        // (so before the parent's own listeners can run).
+        for (listeners, event) in actions.notify {
+            tracing::debug!(coop = %event.coop, reason = ?event.reason, "coop deregistered");
+            for l in listeners {
+                l.notify(event);
+            }
+        }
         for shared in actions.finish {
             shared.stop_accepting();
             let b = shared
                 .binding()
                 .expect("invariant: registered agents are bound");
-            if let Err(demand) = b.queue.push(Demand::finish(b.target, shared.mbox_id)) {
+            if let Err(demand) = b
+                .queue
+                .push(Demand::finish(b.target.load(), shared.mbox_id))
+            {
                 // Cannot happen while the agent holds its dispatcher lease; keep the env
                 // consistent anyway.
-                tracing::error!(agent = %b.id, "dispatcher closed before its agent finished");
+                tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
                 drop(demand);
-                self.agent_finished(b.coop);
-            }
-        }
-        for (listeners, event) in actions.notify {
-            tracing::debug!(coop = %event.coop, reason = ?event.reason, "coop deregistered");
-            for l in listeners {
-                l.notify(event);
+                self.agent_finished(b.coop, &shared);
             }
         }
         if actions.became_empty {
@@ -354,7 +396,8 @@ impl EnvInner {
     pub(crate) fn react_to_panic(self: &Arc<Self>, reaction: PanicReaction, coop: CoopId) {
         match reaction {
             PanicReaction::Ignore => {}
-            PanicReaction::DeregisterCoop => {
+            // `Supervise` reaches here only for an agent without a supervisor.
+            PanicReaction::DeregisterCoop | PanicReaction::Supervise => {
                 let _ = self.deregister(coop, DeregReason::Panic);
             }
             PanicReaction::ShutdownEnv => self.stop(),
@@ -574,16 +617,40 @@ impl EnvHandle {
 
     /// A snapshot of the environment's counters.
     pub fn stats(&self) -> EnvStats {
-        let coops = self.0.registry.lock().len();
-        self.0
+        let (coops, watches) = {
+            let registry = self.0.registry.lock();
+            (registry.len(), registry.watches.len())
+        };
+        let mut stats = self
+            .0
             .counters
-            .snapshot(coops, self.0.slab.live(), self.0.timers.len())
+            .snapshot(coops, self.0.slab.live(), self.0.timers.len());
+        stats.watches = watches;
+        stats
     }
 
-    /// Sends `message` to `to` after `delay`. Dropping the returned handle cancels it.
+    /// A snapshot of the counters of the supervisor of `coop`, if `coop` is registered and
+    /// supervises ([`Coop::supervise`]).
+    pub fn supervisor_stats(&self, coop: CoopId) -> Option<SupervisorStats> {
+        let registry = self.0.registry.lock();
+        let stats = registry.supervisor_of(coop)?.stats.lock().clone();
+        Some(stats)
+    }
+
+    /// Replaces the message-trace filter (records made from now on are checked against it).
+    /// [`TraceError::Disabled`] if the environment was built without
+    /// [`EnvBuilder::msg_tracing`].
+    pub fn set_msg_trace_filter(&self, filter: TraceFilter) -> Result<(), TraceError> {
+        let sink = self.0.counters.trace.as_ref().ok_or(TraceError::Disabled)?;
+        sink.set_filter(filter);
+        Ok(())
+    }
+
+    /// Sends `message` to `to` — an [`Mbox`], a [`MultiMbox`] or an
+    /// [`Mchain`](crate::Mchain) — after `delay`. Dropping the returned handle cancels it.
     pub fn send_delayed<M: Send + 'static>(
         &self,
-        to: &Mbox,
+        to: &(impl Destination<M> + Clone),
         delay: Duration,
         message: M,
     ) -> TimerHandle {
@@ -594,16 +661,17 @@ impl EnvHandle {
             None,
             Box::new(move |token| {
                 if let Some(m) = message.take() {
-                    to.send_timed(m, token);
+                    to.send_timed(m, Timed(token));
                 }
             }),
         )
     }
 
-    /// Sends a clone of `message` to `to` after `delay`, then every `period` (fixed rate).
+    /// Sends a clone of `message` to `to` (any [`Destination`]) after `delay`, then every
+    /// `period` (fixed rate).
     pub fn send_periodic<M: Clone + Send + 'static>(
         &self,
-        to: &Mbox,
+        to: &(impl Destination<M> + Clone),
         delay: Duration,
         period: Duration,
         message: M,
@@ -612,43 +680,7 @@ impl EnvHandle {
         self.0.timers.schedule(
             delay,
             Some(period),
-            Box::new(move |token| to.send_timed(message.clone(), token)),
-        )
-    }
-
-    /// [`send_delayed`](Self::send_delayed) to a multi mbox.
-    pub fn send_delayed_multi<M: Send + Sync + 'static>(
-        &self,
-        to: &MultiMbox,
-        delay: Duration,
-        message: M,
-    ) -> TimerHandle {
-        let to = to.clone();
-        let mut message = Some(message);
-        self.0.timers.schedule(
-            delay,
-            None,
-            Box::new(move |token| {
-                if let Some(m) = message.take() {
-                    to.send_timed(m, token);
-                }
-            }),
-        )
-    }
-
-    /// [`send_periodic`](Self::send_periodic) to a multi mbox.
-    pub fn send_periodic_multi<M: Clone + Send + Sync + 'static>(
-        &self,
-        to: &MultiMbox,
-        delay: Duration,
-        period: Duration,
-        message: M,
-    ) -> TimerHandle {
-        let to = to.clone();
-        self.0.timers.schedule(
-            delay,
-            Some(period),
-            Box::new(move |token| to.send_timed(message.clone(), token)),
+            Box::new(move |token| to.send_timed(message.clone(), Timed(token))),
         )
     }
 
@@ -699,8 +731,29 @@ impl Env {
     }
 
     fn from_config(config: Config) -> Result<Env, BuildError> {
+        let (env, ()) = Env::with_default_dispatcher(config, |handle| {
+            Ok((OneThreadDispatcher::new(handle, "default")?, ()))
+        })?;
+        Ok(env)
+    }
+
+    /// An environment whose default dispatcher is driven by the calling thread (the testing
+    /// kit): every agent registered without a binder runs when the returned [`Driver`] runs.
+    pub(crate) fn from_config_driven(
+        config: Config,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<(Env, Driver), BuildError> {
+        Env::with_default_dispatcher(config, |handle| {
+            OneThreadDispatcher::driven(handle, "default", wake)
+        })
+    }
+
+    fn with_default_dispatcher<T>(
+        config: Config,
+        make_default: impl FnOnce(&EnvHandle) -> Result<(OneThreadDispatcher, T), BuildError>,
+    ) -> Result<(Env, T), BuildError> {
         let handle = EnvHandle(Arc::new(EnvInner::new(config)));
-        let default = OneThreadDispatcher::new(&handle, "default")?;
+        let (default, extra) = make_default(&handle)?;
         if handle.0.default_binder.set(default.binder()).is_err() {
             unreachable!("invariant: a new environment has no default binder yet");
         }
@@ -709,7 +762,7 @@ impl Env {
             .name("agentry-timer".into())
             .spawn(move || timers.run())?;
         *handle.0.timer_thread.lock() = Some(thread);
-        Ok(Env { handle })
+        Ok((Env { handle }, extra))
     }
 
     /// The handle to give to threads and agents.

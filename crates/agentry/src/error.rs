@@ -1,7 +1,8 @@
 //! Every error the public API returns. Errors that carry a message give it back.
 
-use crate::ids::{CoopId, MboxId};
+use crate::ids::{CoopId, MboxId, WatchId};
 use std::fmt;
+use std::time::Duration;
 use thiserror::Error;
 
 /// A mistake in an agent's definition (subscriptions, states, limits).
@@ -92,6 +93,9 @@ pub enum RegisterError {
         /// The agent's Rust type.
         agent_type: &'static str,
     },
+    /// The coop's supervision is wrong (see [`SupervisionError`]).
+    #[error("invalid supervision: {0}")]
+    Supervision(#[from] SupervisionError),
     /// An agent could not be bound to its dispatcher.
     #[error("agent #{index} ({agent_type}) could not be bound: {source}")]
     Bind {
@@ -246,4 +250,237 @@ pub enum StopGuardError {
     /// The environment is already stopping.
     #[error("the environment is already stopping")]
     EnvStopping,
+}
+
+/// A send to an [`Mchain`](crate::Mchain) that was refused; the message is given back.
+#[derive(Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChainSendError<M> {
+    /// The chain is full and its overflow reaction is `Fail`, or `Block` and no room came
+    /// before the timeout.
+    #[error("the chain is full")]
+    Full(M),
+    /// The chain is closed.
+    #[error("the chain is closed")]
+    Closed(M),
+}
+
+impl<M> ChainSendError<M> {
+    /// The message that was not sent.
+    pub fn into_inner(self) -> M {
+        match self {
+            ChainSendError::Full(m) | ChainSendError::Closed(m) => m,
+        }
+    }
+}
+
+impl<M> fmt::Debug for ChainSendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChainSendError::Full(_) => f.write_str("Full(..)"),
+            ChainSendError::Closed(_) => f.write_str("Closed(..)"),
+        }
+    }
+}
+
+/// Why a receive from an [`Mchain`](crate::Mchain) got no message.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecvError {
+    /// No (handled) message within the timeout.
+    #[error("no message within the timeout")]
+    Timeout,
+    /// The chain is closed and empty.
+    #[error("the chain is closed and empty")]
+    Closed,
+}
+
+/// Why [`Mchain::try_recv`](crate::Mchain::try_recv) got no message.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TryRecvError {
+    /// The chain is open and empty.
+    #[error("the chain is empty")]
+    Empty,
+    /// The chain is closed and empty.
+    #[error("the chain is closed and empty")]
+    Closed,
+}
+
+/// Why a [`Select`](crate::mchain::Select) got no message.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SelectError {
+    /// No (handled) message within the timeout.
+    #[error("no message within the timeout")]
+    Timeout,
+    /// Every chain is closed and empty.
+    #[error("every chain is closed and empty")]
+    AllClosed,
+    /// The select has no case.
+    #[error("the select has no chain to wait on")]
+    NoChains,
+}
+
+/// A mistake in setting up a chain, a subscription or a set of handlers.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MchainError {
+    /// A bounded chain needs a capacity of at least 1.
+    #[error("a bounded chain needs a capacity of at least 1")]
+    ZeroCapacity,
+    /// The chain is closed.
+    #[error("the chain is closed")]
+    Closed,
+    /// The chain already subscribes to this message type on this multi mbox.
+    #[error("the chain already subscribes to {0} on this multi mbox")]
+    AlreadySubscribed(&'static str),
+    /// A second handler for the same message type.
+    #[error("a handler for {0} is already set")]
+    DuplicateHandler(&'static str),
+}
+
+/// A failed expectation of the testing kit ([`agentry::testing`](crate::testing)).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TestError {
+    /// More than `steps` demands and timer deadlines in one call: a message loop that never
+    /// ends, or a timer that keeps firing.
+    #[error("still busy after {steps} steps (a message loop, or a timer that keeps firing?)")]
+    NotIdle {
+        /// The limit ([`TestEnvBuilder::max_steps`](crate::testing::TestEnvBuilder::max_steps)).
+        steps: usize,
+    },
+    /// A scenario step failed.
+    #[error("step `{step}` failed: {why}")]
+    Step {
+        /// The step's name.
+        step: String,
+        /// Why.
+        why: StepFailure,
+    },
+    /// The expected message did not arrive in time.
+    #[error("no {expected} arrived within {within:?}")]
+    NoMessage {
+        /// The expected message type.
+        expected: &'static str,
+        /// How long (virtual time) the test waited.
+        within: Duration,
+    },
+    /// Another message arrived where one was expected.
+    #[error("expected {expected}, got {got}")]
+    WrongMessage {
+        /// The expected message type.
+        expected: &'static str,
+        /// The type that arrived.
+        got: &'static str,
+    },
+    /// A message arrived where none was expected.
+    #[error("unexpected {got} at {at:?}")]
+    UnexpectedMessage {
+        /// The type that arrived.
+        got: &'static str,
+        /// When (virtual time since the environment was created).
+        at: Duration,
+    },
+    /// The chain was closed (and empty) while a message was expected.
+    #[error("the chain was closed while a {expected} was expected")]
+    ChainClosed {
+        /// The expected message type.
+        expected: &'static str,
+    },
+    /// The request was refused or failed.
+    #[error("request failed: {0}")]
+    Request(#[from] RequestError),
+    /// Every queued demand ran and the agent did not reply.
+    #[error("the agent did not reply (nothing left to run)")]
+    NoReply,
+    /// The environment could not stop (a stop guard stayed, or agents on other dispatchers
+    /// did not finish).
+    #[error("the environment could not stop")]
+    NotStopped,
+}
+
+/// Why a scenario step failed ([`TestError::Step`]).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepFailure {
+    /// The step has no trigger to wait for.
+    #[error("it has no trigger")]
+    NoTrigger,
+    /// Its triggers had not all fired when its time was up.
+    #[error("not triggered within {waited:?}; still waiting for: {}", .waiting_for.join("; "))]
+    NotTriggered {
+        /// How long (virtual time) it waited.
+        waited: Duration,
+        /// The triggers that did not fire.
+        waiting_for: Vec<String>,
+    },
+    /// It completed before its `not_before` time.
+    #[error("completed after {after:?}, before the {not_before:?} it must wait")]
+    TooEarly {
+        /// When it completed, after it started.
+        after: Duration,
+        /// The step's `not_before`.
+        not_before: Duration,
+    },
+    /// More than `steps` demands and timer deadlines while it waited.
+    #[error("still busy after {steps} steps")]
+    NotIdle {
+        /// The limit.
+        steps: usize,
+    },
+}
+
+/// A coop's supervision that cannot work (reported by `register_coop` as
+/// [`RegisterError::Supervision`]; nothing is registered).
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SupervisionError {
+    /// The restart intensity window is zero: no restart could ever be counted.
+    #[error("the restart intensity window must not be zero")]
+    ZeroWindow,
+    /// An exponential backoff whose cap is below its first delay.
+    #[error("the backoff cap {max:?} is below its first delay {first:?}")]
+    BackoffCapBelowFirst {
+        /// The first delay.
+        first: std::time::Duration,
+        /// The cap.
+        max: std::time::Duration,
+    },
+    /// Supervised children were added to a coop that does not supervise
+    /// ([`Coop::supervise`](crate::Coop::supervise) was not called).
+    #[error("supervised children were added to a coop without a supervision policy")]
+    NotSupervising,
+}
+
+/// A death-watch operation that was refused.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WatchError {
+    /// An agent cannot watch itself.
+    #[error("an agent cannot watch itself")]
+    SelfWatch,
+    /// The target mbox's agent was never registered (not yet, or its coop failed to register).
+    #[error("the agent of {0} is not registered")]
+    NotRegistered(MboxId),
+    /// The target belongs to another environment.
+    #[error("the target belongs to another environment")]
+    OtherEnv,
+    /// The watcher is finishing (in `on_finish`, or leaving its states for the last time).
+    #[error("the watching agent is finishing")]
+    WatcherFinishing,
+    /// No such watch of this agent (it fired, was removed, or is another agent's).
+    #[error("no watch {0} of this agent")]
+    UnknownWatch(WatchId),
+}
+
+/// A message-tracing operation that was refused.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// Message tracing is off: it is enabled when the environment is built
+    /// ([`EnvBuilder::msg_tracing`](crate::EnvBuilder::msg_tracing)).
+    #[error("message tracing is not enabled for this environment")]
+    Disabled,
 }

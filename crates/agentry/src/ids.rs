@@ -83,3 +83,10 @@ counter_id!(
     NEXT_COOP_ID,
     "coop"
 );
+counter_id!(
+    /// Identity of a death watch ([`Ctx::watch`](crate::Ctx::watch)); never reused within a
+    /// process.
+    WatchId,
+    NEXT_WATCH_ID,
+    "watch"
+);

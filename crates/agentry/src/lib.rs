@@ -35,17 +35,27 @@
 //! env.run(); // returns once the environment has stopped
 //! ```
 //!
+//! **New here? Read the [`guide`]**: the model in order, every snippet a runnable doctest.
+//!
 //! ## Map of the crate
 //!
 //! - [`Agent`], [`Define`], [`Ctx`], [`State`]: writing agents (handlers, states, hooks).
 //! - [`Mbox`] (direct, one receiver), [`MultiMbox`] (publish/subscribe): sending.
+//! - [`Mchain`] and [`mchain`]: message chains, for threads that are not agents to receive
+//!   from agents (and each other), with [`mchain::Select`] over several chains;
+//!   [`Destination`]: anything a message can be sent to (mbox, multi mbox or chain).
 //! - [`Coop`], [`Env`], [`EnvHandle`]: registering agents and running them.
 //! - [`disp`]: dispatchers (which threads run which agents) and [`disp::Binder`].
 //! - [`Request`] and [`Mbox::request`]: synchronous request/reply with a timeout.
 //! - [`timer`]: delayed and periodic messages ([`EnvHandle::send_delayed`], [`TimerHandle`]),
 //!   and the [`ManualClock`] for deterministic tests.
 //! - [`Overload`]: message limits; [`PanicReaction`]: what a panic in a handler does.
-//! - [`EnvStats`], [`AgentStats`]: counters — nothing is dropped without one showing it.
+//! - [`EnvStats`], [`AgentStats`], [`ChainStats`]: counters — nothing is dropped without one
+//!   showing it.
+//! - [`testing`]: a single-threaded test environment on virtual time ([`testing::TestEnv`]),
+//!   scenarios of impacts and expected reactions.
+//! - [`supervision`]: coops that restart their failed children; [`watch`]: death watch
+//!   ([`Ctx::watch`], [`Terminated`]); [`trace`]: message delivery tracing.
 //!
 //! The guarantees are listed, each with the test that proves it, in `docs/SEMANTICS.md`.
 
@@ -81,17 +91,23 @@ mod coop;
 #[cfg(not(loom))]
 mod demand;
 #[cfg(not(loom))]
+mod destination;
+#[cfg(not(loom))]
 pub mod disp;
 #[cfg(not(loom))]
 mod env;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
+pub mod guide;
+#[cfg(not(loom))]
 mod ids;
 #[cfg(not(loom))]
 pub mod limit;
 #[cfg(not(loom))]
 mod mbox;
+#[cfg(not(loom))]
+pub mod mchain;
 #[cfg(not(loom))]
 mod message;
 #[cfg(not(loom))]
@@ -103,23 +119,36 @@ mod slab;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
+pub mod supervision;
+#[cfg(not(loom))]
+pub mod testing;
+#[cfg(not(loom))]
 pub mod timer;
+#[cfg(not(loom))]
+pub mod trace;
+#[cfg(not(loom))]
+pub mod watch;
 
 #[cfg(not(loom))]
 pub use crate::{
     agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, InsendCtx, State},
     coop::{Coop, CoopDeregistered, DeregReason, PanicReaction},
+    destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StopGuard, StopGuardId},
     error::{
-        BindError, BuildError, DefineError, DeregisterError, NameError, RegisterError,
-        RequestError, SendError, StateError, StopGuardError,
+        BindError, BuildError, ChainSendError, DefineError, DeregisterError, MchainError,
+        NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StateError,
+        StepFailure, StopGuardError, TestError, TryRecvError,
     },
-    ids::{AgentId, CoopId, MboxId},
+    error::{SupervisionError, TraceError, WatchError},
+    ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
     mbox::{Mbox, MultiMbox},
+    mchain::{ChainStats, Mchain},
     message::Undelivered,
     priority::Priority,
     request::{ReplyTo, Request},
     stats::{AgentStats, EnvStats},
     timer::{Clock, ManualClock, TimerHandle},
+    watch::{ExitReason, Terminated, WatchTarget},
 };

@@ -12,6 +12,7 @@
 use crate::agent::shared::{AgentShared, Refused};
 use crate::demand::LimitSlot;
 use crate::mbox::{Mbox, MultiMbox};
+use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::fmt;
@@ -150,6 +151,8 @@ impl LimitEntry {
             Overload::Drop => {
                 counters.limit_dropped.fetch_add(1, Ordering::Relaxed);
                 agent.stats.limit_dropped.fetch_add(1, Ordering::Relaxed);
+                agent.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                self.trace(agent, Outcome::Dropped(DropReason::Overloaded));
                 Err(Refused::Overloaded(message))
             }
             Overload::Abort => {
@@ -169,6 +172,7 @@ impl LimitEntry {
                 match one_level_deeper(|| to.send(message.take().expect("invariant: taken once"))) {
                     Some(()) => {
                         counters.limit_redirected.fetch_add(1, Ordering::Relaxed);
+                        self.trace(agent, Outcome::Redirected);
                         Ok(())
                     }
                     None => self.cut_loop(agent, message.expect("invariant: not sent")),
@@ -189,6 +193,8 @@ impl LimitEntry {
                     Some(()) if panicked => {
                         counters.panics.fetch_add(1, Ordering::Relaxed);
                         agent.stats.panics.fetch_add(1, Ordering::Relaxed);
+                        agent.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                        self.trace(agent, Outcome::Dropped(DropReason::TransformPanicked));
                         tracing::error!(
                             message = self.type_name,
                             "overload transform panicked: message dropped"
@@ -197,6 +203,7 @@ impl LimitEntry {
                     }
                     Some(()) => {
                         counters.limit_transformed.fetch_add(1, Ordering::Relaxed);
+                        self.trace(agent, Outcome::Transformed);
                         Ok(())
                     }
                     None => self.cut_loop(agent, message.expect("invariant: not sent")),
@@ -211,11 +218,24 @@ impl LimitEntry {
             .redirect_loops
             .fetch_add(1, Ordering::Relaxed);
         agent.stats.limit_dropped.fetch_add(1, Ordering::Relaxed);
+        agent.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.trace(agent, Outcome::Dropped(DropReason::RedirectLoop));
         tracing::warn!(
             message = self.type_name,
             "redirect chain too long: message dropped"
         );
         Err(Refused::Overloaded(message))
+    }
+
+    fn trace(&self, agent: &AgentShared, outcome: Outcome<'static>) {
+        agent.counters.trace(|| TraceRecord {
+            agent: agent.binding().map(|b| b.id()),
+            agent_type: Some(agent.agent_type),
+            mbox: Some(agent.mbox_id),
+            message: self.type_name,
+            message_type: self.type_id,
+            outcome,
+        });
     }
 }
 
@@ -229,28 +249,42 @@ pub(crate) enum Acquire<'a> {
     Exceeded(&'a LimitEntry),
 }
 
-/// The limits of one agent, fixed at registration.
-#[derive(Default)]
+/// The limits of one agent, fixed at registration, and its queue depth if tracked.
+///
+/// Depth tracking rides on the limits' accounting: with it, every message takes a place (the
+/// [`LimitSlot::DEPTH`] place for a type without a limit) that is given back when the agent
+/// takes the message. An agent with neither limits nor tracking keeps the send path's single
+/// `is_empty` test.
 pub(crate) struct LimitTable {
     entries: Box<[LimitEntry]>,
+    /// Messages queued, if tracked.
+    depth: Option<AtomicUsize>,
+    /// Neither limits nor depth tracking (one test on the send path).
+    empty: bool,
 }
 
 impl LimitTable {
-    pub(crate) fn new(entries: Vec<LimitEntry>) -> Self {
+    pub(crate) fn new(entries: Vec<LimitEntry>, track_depth: bool) -> Self {
         assert!(
-            entries.len() < usize::from(u16::MAX),
+            entries.len() < usize::from(u16::MAX) - 1,
             "invariant: limits are indexed by u16"
         );
         LimitTable {
+            empty: entries.is_empty() && !track_depth,
             entries: entries.into_boxed_slice(),
+            depth: track_depth.then(|| AtomicUsize::new(0)),
         }
     }
 
+    /// True if no message of the agent takes a place (no limits, depth not tracked).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.empty
     }
 
+    /// Takes a place for a message of type `P`. Kept out of line: only agents with limits or
+    /// depth tracking get here, and the send path it would be inlined into must stay small.
+    #[inline(never)]
     pub(crate) fn acquire<P: 'static>(&self) -> Acquire<'_> {
         let wanted = TypeId::of::<P>();
         let Some((index, entry)) = self
@@ -259,19 +293,51 @@ impl LimitTable {
             .enumerate()
             .find(|(_, e)| e.type_id == wanted)
         else {
-            return Acquire::Unlimited;
+            return match &self.depth {
+                Some(depth) => {
+                    depth.fetch_add(1, Ordering::Relaxed);
+                    Acquire::Slot(LimitSlot::DEPTH)
+                }
+                None => Acquire::Unlimited,
+            };
         };
         if entry.queued.fetch_add(1, Ordering::AcqRel) >= entry.max {
             entry.queued.fetch_sub(1, Ordering::AcqRel);
             return Acquire::Exceeded(entry);
+        }
+        if let Some(depth) = &self.depth {
+            depth.fetch_add(1, Ordering::Relaxed);
         }
         Acquire::Slot(LimitSlot::new(index as u16))
     }
 
     /// Gives back a place taken by [`acquire`](Self::acquire).
     pub(crate) fn release(&self, slot: LimitSlot) {
+        if slot == LimitSlot::NONE {
+            return;
+        }
+        if let Some(depth) = &self.depth {
+            depth.fetch_sub(1, Ordering::Relaxed);
+        }
         if let Some(index) = slot.index() {
             self.entries[index].queued.fetch_sub(1, Ordering::AcqRel);
         }
     }
+
+    /// Messages queued, if tracked.
+    pub(crate) fn depth(&self) -> Option<u64> {
+        self.depth
+            .as_ref()
+            .map(|d| d.load(Ordering::Relaxed) as u64)
+    }
+
+    /// The limited types and their maxima (a restarted agent must declare the same).
+    pub(crate) fn shape(&self) -> Vec<(TypeId, usize)> {
+        self.entries.iter().map(|e| (e.type_id, e.max)).collect()
+    }
+}
+
+/// The limited types and maxima of a definition's limits (compared with [`LimitTable::shape`]).
+pub(crate) fn shape_of(entries: &[LimitEntry]) -> Vec<(TypeId, usize)> {
+    entries.iter().map(|e| (e.type_id, e.max)).collect()
 }

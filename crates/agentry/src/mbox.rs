@@ -50,7 +50,7 @@ impl Mbox {
 
     /// The owning agent's id (`None` until its coop is registered).
     pub fn agent_id(&self) -> Option<AgentId> {
-        self.0.binding().map(|b| b.id)
+        self.0.binding().map(|b| b.id())
     }
 
     /// True while the owning agent accepts messages.
@@ -73,14 +73,7 @@ impl Mbox {
         match self.0.deliver(self.0.mbox_id, message, Payload::new, None) {
             Ok(()) => Ok(()),
             Err(Refused::Gone(m)) => {
-                self.0
-                    .stats
-                    .refused
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.0
-                    .counters
-                    .dead_letters
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.0.count_gone::<M>();
                 Err(SendError::AgentGone(m))
             }
             Err(Refused::Overloaded(m)) => Err(SendError::Overloaded(m)),
@@ -101,29 +94,31 @@ impl Mbox {
     ) -> Result<R, RequestError> {
         if let Some(b) = self.0.live() {
             let insend = b.insend.contains::<Request<Q, R>>();
-            if !insend && current_agent() == Some(b.id) {
+            if !insend && current_agent() == Some(b.id()) {
                 return Err(RequestError::SelfRequest);
             }
             if !insend && b.queue.is_served_by_current_thread() {
                 return Err(RequestError::SameThread);
             }
         }
+        self.send_request(query)?.wait(timeout)
+    }
+
+    /// Sends the request `query` without waiting: the reply lands in the returned slot (the
+    /// testing kit runs the agent, then looks). Refusals are counted as by `request`.
+    pub(crate) fn send_request<Q: Send + 'static, R: Send + 'static>(
+        &self,
+        query: Q,
+    ) -> Result<Arc<ReplySlot<R>>, RequestError> {
         let slot = Arc::new(ReplySlot::new(Arc::clone(&self.0.counters)));
         let request = Request::new(query, Arc::clone(&slot));
         match self
             .0
             .deliver(self.0.mbox_id, request, Payload::rejectable, None)
         {
-            Ok(()) => slot.wait(timeout),
+            Ok(()) => Ok(slot),
             Err(Refused::Gone(_)) => {
-                self.0
-                    .stats
-                    .refused
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.0
-                    .counters
-                    .dead_letters
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.0.count_gone::<Request<Q, R>>();
                 Err(RequestError::AgentGone)
             }
             Err(Refused::Overloaded(_)) => Err(RequestError::Overloaded),
@@ -144,7 +139,7 @@ impl Mbox {
     pub fn stats(&self) -> AgentStats {
         let live = self.0.binding().and_then(|b| {
             let env = b.env.upgrade()?;
-            env.slab.live_counts(b.target)
+            env.slab.live_counts(b.target.load())
         });
         // Read the published totals only after the live check failed: they are written before
         // the slot changes generation.
@@ -153,6 +148,7 @@ impl Mbox {
             stats.handled = handled;
             stats.unhandled = unhandled;
         }
+        stats.queue_depth = self.0.binding().and_then(|b| b.limits.depth());
         stats
     }
 }

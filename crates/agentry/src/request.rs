@@ -71,6 +71,11 @@ impl<R> ReplySlot<R> {
         }
     }
 
+    /// True once the outcome is stored (a reply, or why there is none).
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(*self.state.lock(), SlotState::Done(_))
+    }
+
     /// Blocks until the outcome is stored or `timeout` passes.
     pub(crate) fn wait(&self, timeout: Duration) -> Result<R, RequestError> {
         let deadline = Instant::now().checked_add(timeout);

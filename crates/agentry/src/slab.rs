@@ -14,8 +14,17 @@
 //!   is running: [`AgentSlab::body_mut`] and [`AgentSlab::remove`] are `unsafe` for that.
 //! - `remove` takes the body out, clears the id lookup entry, then publishes the next (even)
 //!   generation, and only then returns the slot to the free list.
+//! - Restart in place (supervision): a supervised agent's next incarnation stays in its slot
+//!   and moves the generation on by two ([`AgentSlab::next_incarnation`], by the agent's own
+//!   worker), so it has a new [`AgentId`]. The generations of one occupant form its
+//!   *lineage*: the slot's state word packs the current generation with the one the lineage
+//!   began with, in one atomic. A demand made for an earlier incarnation of the *same*
+//!   occupant is admitted (the occupant's mbox keeps its messages across restarts); a demand
+//!   of an earlier occupant never is, since a new occupant's lineage begins after every
+//!   generation the slot had before. The exact-match test stays the hot path; the lineage
+//!   test runs only on a mismatch.
 
-use crate::agent::cell::AgentBody;
+use crate::agent::cell::{AgentBody, Taken};
 use crate::agent::shared::AgentShared;
 use crate::ids::AgentId;
 use parking_lot::Mutex;
@@ -32,7 +41,9 @@ const SEGMENTS: usize = 25;
 
 pub(crate) struct AgentSlot {
     index: u32,
-    generation: AtomicU32,
+    /// Current generation (low half) and the first generation of the occupant's lineage (high
+    /// half), see [`admits`].
+    state: AtomicU64,
     body: UnsafeCell<Option<Box<dyn AgentBody>>>,
     /// Messages handled / unhandled by the current agent (written by its worker only).
     handled: AtomicU64,
@@ -45,7 +56,7 @@ impl AgentSlot {
     fn vacant(index: u32) -> Self {
         AgentSlot {
             index,
-            generation: AtomicU32::new(0),
+            state: AtomicU64::new(0),
             body: UnsafeCell::new(None),
             handled: AtomicU64::new(0),
             unhandled: AtomicU64::new(0),
@@ -56,6 +67,30 @@ impl AgentSlot {
 
 /// The address of a slot (stored flat inside demands).
 pub(crate) type SlotPtr = NonNull<AgentSlot>;
+
+fn pack(current: u32, first: u32) -> u64 {
+    (u64::from(first) << 32) | u64::from(current)
+}
+
+fn current(state: u64) -> u32 {
+    state as u32
+}
+
+/// True if a demand or id made for `generation` belongs to the slot's current occupant: its
+/// current incarnation, or an earlier incarnation of the same lineage (ground rules).
+#[inline(always)]
+fn admits(state: u64, generation: u32) -> bool {
+    current(state) == generation || admits_earlier(state, generation)
+}
+
+#[cold]
+fn admits_earlier(state: u64, generation: u32) -> bool {
+    let now = current(state);
+    let first = (state >> 32) as u32;
+    // Occupied (odd), and `generation` lies between the lineage's first and current ones
+    // (wrapping distances: generations of a slot only grow).
+    now & 1 == 1 && generation & 1 == 1 && now.wrapping_sub(generation) <= now.wrapping_sub(first)
+}
 
 /// A reference from a demand to one agent: slot pointer + generation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -100,6 +135,105 @@ impl AgentRef {
 impl fmt::Debug for AgentRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "AgentRef({:p}.{})", self.slot, self.generation)
+    }
+}
+
+/// The current incarnation of a bound agent, as senders see it (in its binding): the slot is
+/// fixed, the generation moves on when a supervisor restarts the agent in place. A sender that
+/// reads the previous generation makes a demand that is still admitted (same lineage).
+pub(crate) struct IncarnationRef {
+    slot: SlotPtr,
+    generation: AtomicU32,
+}
+
+// SAFETY: as for `AgentRef`: an address and an atomic integer; the slot is dereferenced only
+// under the slab's ground rules.
+unsafe impl Send for IncarnationRef {}
+// SAFETY: as above.
+unsafe impl Sync for IncarnationRef {}
+
+impl IncarnationRef {
+    pub(crate) fn new(r: AgentRef) -> Self {
+        IncarnationRef {
+            slot: r.slot,
+            generation: AtomicU32::new(r.generation),
+        }
+    }
+
+    /// The current incarnation (any incarnation of the lineage is fine for a demand).
+    #[inline(always)]
+    pub(crate) fn load(&self) -> AgentRef {
+        AgentRef {
+            slot: self.slot,
+            generation: self.generation.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Records the agent's new incarnation (its worker, after
+    /// [`AgentSlab::next_incarnation`]).
+    pub(crate) fn set(&self, r: AgentRef) {
+        debug_assert!(r.slot == self.slot);
+        self.generation.store(r.generation, Ordering::Release);
+    }
+}
+
+impl fmt::Debug for IncarnationRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.load().fmt(f)
+    }
+}
+
+/// What a body may do to its slot while it runs a supervisor's control demand
+/// (`AgentBody::control`): move on to a new incarnation, and count the messages it takes.
+pub(crate) struct IncarnationCx<'a> {
+    slab: &'a AgentSlab,
+    target: AgentRef,
+    handled: u64,
+    unhandled: u64,
+}
+
+impl<'a> IncarnationCx<'a> {
+    /// # Safety
+    ///
+    /// As [`AgentSlab::body_mut`]: created by the agent's worker for the demand it is running,
+    /// and used only while it runs it.
+    pub(crate) unsafe fn new(slab: &'a AgentSlab, target: AgentRef) -> Self {
+        IncarnationCx {
+            slab,
+            target,
+            handled: 0,
+            unhandled: 0,
+        }
+    }
+
+    /// See [`AgentSlab::next_incarnation`].
+    pub(crate) fn next_incarnation(&mut self) -> AgentRef {
+        // SAFETY: the contract of `new`.
+        let next = unsafe { self.slab.next_incarnation(self.target) };
+        self.target = next;
+        next
+    }
+
+    /// Counts a message the body took.
+    pub(crate) fn count(&mut self, taken: Taken) {
+        match taken {
+            Taken::Handled => self.handled += 1,
+            Taken::Unhandled => self.unhandled += 1,
+            Taken::Deferred => {}
+        }
+    }
+
+    /// Adds the counted messages to the agent's slot.
+    pub(crate) fn publish(self) {
+        // SAFETY: slot pointers stay valid while the slab lives (ground rules); the contract of
+        // `new` makes this thread the counters' single writer.
+        let slot = unsafe { self.target.slot.as_ref() };
+        for (counter, n) in [
+            (&slot.handled, self.handled),
+            (&slot.unhandled, self.unhandled),
+        ] {
+            counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        }
     }
 }
 
@@ -183,7 +317,7 @@ impl AgentSlab {
         let slot = self
             .slot(index)
             .expect("invariant: the segment was published above");
-        let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1) | 1;
+        let generation = current(slot.state.load(Ordering::Relaxed)).wrapping_add(1) | 1;
         let aref = AgentRef {
             slot: NonNull::from(slot),
             generation,
@@ -195,7 +329,8 @@ impl AgentSlab {
         slot.handled.store(0, Ordering::Relaxed);
         slot.unhandled.store(0, Ordering::Relaxed);
         *slot.shared.lock() = Some(Arc::clone(shared));
-        slot.generation.store(generation, Ordering::Release);
+        slot.state
+            .store(pack(generation, generation), Ordering::Release);
         aref
     }
 
@@ -212,11 +347,63 @@ impl AgentSlab {
     pub(crate) unsafe fn body_mut(&self, r: AgentRef) -> Option<&mut (dyn AgentBody + 'static)> {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };
-        if slot.generation.load(Ordering::Acquire) != r.generation {
+        if !admits(slot.state.load(Ordering::Acquire), r.generation) {
             return None;
         }
-        // SAFETY: matching generation + caller contract: this thread alone touches the body.
+        // SAFETY: admitted generation + caller contract: this thread alone touches the body.
         unsafe { (*slot.body.get()).as_deref_mut() }
+    }
+
+    /// Takes the body of the agent `r` refers to out of its slot, leaving the slot occupied
+    /// (a supervisor's control demand replaces it with [`put_body`](Self::put_body)).
+    ///
+    /// # Safety
+    ///
+    /// As [`body_mut`](Self::body_mut); no reference from `body_mut` may be alive.
+    pub(crate) unsafe fn take_body(&self, r: AgentRef) -> Option<Box<dyn AgentBody>> {
+        // SAFETY: slot pointers stay valid while the slab lives (ground rules).
+        let slot = unsafe { r.slot.as_ref() };
+        if !admits(slot.state.load(Ordering::Acquire), r.generation) {
+            return None;
+        }
+        // SAFETY: caller contract (see `body_mut`).
+        unsafe { (*slot.body.get()).take() }
+    }
+
+    /// Puts a body back into the slot [`take_body`](Self::take_body) emptied.
+    ///
+    /// # Safety
+    ///
+    /// As [`take_body`](Self::take_body), on the same thread, for the same agent.
+    pub(crate) unsafe fn put_body(&self, r: AgentRef, body: Box<dyn AgentBody>) {
+        // SAFETY: slot pointers stay valid while the slab lives (ground rules).
+        let slot = unsafe { r.slot.as_ref() };
+        debug_assert!(admits(slot.state.load(Ordering::Relaxed), r.generation));
+        // SAFETY: caller contract: this thread alone touches the body, which is empty.
+        unsafe { *slot.body.get() = Some(body) };
+    }
+
+    /// Moves the agent `r` refers to on to its next incarnation: the generation grows by two
+    /// (a new [`AgentId`]), the lineage stays, so demands made for earlier incarnations are
+    /// still admitted. Returns the new incarnation's reference.
+    ///
+    /// # Safety
+    ///
+    /// As [`body_mut`](Self::body_mut): only the agent's worker, while it runs one of the
+    /// agent's demands.
+    pub(crate) unsafe fn next_incarnation(&self, r: AgentRef) -> AgentRef {
+        // SAFETY: slot pointers stay valid while the slab lives (ground rules).
+        let slot = unsafe { r.slot.as_ref() };
+        // Only this thread changes an occupied slot's state (caller contract).
+        let state = slot.state.load(Ordering::Relaxed);
+        debug_assert!(admits(state, r.generation));
+        let next = current(state).wrapping_add(2);
+        slot.state
+            .store(pack(next, (state >> 32) as u32), Ordering::Release);
+        AgentRef {
+            slot: r.slot,
+            generation: next,
+        }
     }
 
     /// Takes the body out of the slot and frees the slot.
@@ -227,7 +414,8 @@ impl AgentSlab {
     pub(crate) unsafe fn remove(&self, r: AgentRef) -> Option<Box<dyn AgentBody>> {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };
-        if slot.generation.load(Ordering::Acquire) != r.generation {
+        let state = slot.state.load(Ordering::Acquire);
+        if !admits(state, r.generation) {
             return None;
         }
         // SAFETY: caller contract (see `body_mut`).
@@ -242,25 +430,29 @@ impl AgentSlab {
                 .unhandled
                 .store(slot.unhandled.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        slot.generation
-            .store(r.generation.wrapping_add(1), Ordering::Release);
+        // From the current incarnation (a finish demand may have been made for an earlier one).
+        slot.state.store(
+            pack(current(state).wrapping_add(1), (state >> 32) as u32),
+            Ordering::Release,
+        );
         self.allocation.lock().free.push(slot.index);
         body
     }
 
-    /// Counts one message the agent `r` handled (`true`) or had no handler for.
+    /// Counts one message the agent `r` handled or had no handler for (a deferred message is
+    /// counted when its next incarnation takes it).
     ///
     /// # Safety
     ///
     /// As [`body_mut`](Self::body_mut): only the agent's worker counts.
     #[inline]
-    pub(crate) unsafe fn count(&self, r: AgentRef, handled: bool) {
+    pub(crate) unsafe fn count(&self, r: AgentRef, taken: Taken) {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };
-        let counter = if handled {
-            &slot.handled
-        } else {
-            &slot.unhandled
+        let counter = match taken {
+            Taken::Handled => &slot.handled,
+            Taken::Unhandled => &slot.unhandled,
+            Taken::Deferred => return,
         };
         // Single writer: a plain load and store, no locked instruction.
         counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
@@ -274,14 +466,15 @@ impl AgentSlab {
             slot.handled.load(Ordering::Relaxed),
             slot.unhandled.load(Ordering::Relaxed),
         );
-        (slot.generation.load(Ordering::Acquire) == r.generation).then_some(counts)
+        // Any incarnation of the occupant: its counters span its restarts.
+        admits(slot.state.load(Ordering::Acquire), r.generation).then_some(counts)
     }
 
     /// The shared part of the live agent `id`, if it still exists.
     pub(crate) fn lookup(&self, id: AgentId) -> Option<Arc<AgentShared>> {
         let slot = self.slot(id.slot())?;
         let shared = slot.shared.lock();
-        if slot.generation.load(Ordering::Acquire) != id.generation() {
+        if current(slot.state.load(Ordering::Acquire)) != id.generation() {
             return None;
         }
         shared.clone()
@@ -310,7 +503,26 @@ impl Drop for AgentSlab {
 
 #[cfg(test)]
 mod tests {
-    use super::locate;
+    use super::{admits, locate, pack};
+
+    #[test]
+    fn a_lineage_admits_its_own_earlier_incarnations_only() {
+        // An occupant that began at generation 7 and was restarted twice (now 11).
+        let state = pack(11, 7);
+        for g in [7, 9, 11] {
+            assert!(admits(state, g), "incarnation {g} of the occupant");
+        }
+        for g in [1, 5, 13, 8] {
+            assert!(!admits(state, g), "generation {g} is not the occupant's");
+        }
+        // A free slot (even) admits nothing; a fresh occupant only itself.
+        assert!(!admits(pack(12, 7), 11));
+        assert!(admits(pack(13, 13), 13) && !admits(pack(13, 13), 11));
+        // Across the wrap of the 32-bit generation.
+        let wrapped = pack(3, u32::MAX);
+        assert!(admits(wrapped, u32::MAX) && admits(wrapped, 1) && admits(wrapped, 3));
+        assert!(!admits(wrapped, u32::MAX - 2));
+    }
 
     #[test]
     fn segments_tile_the_index_space() {

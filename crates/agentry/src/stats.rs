@@ -2,11 +2,19 @@
 //! shows up in exactly one of these counters.
 
 use crate::agent::shared::AgentCounters;
+use crate::trace::{TraceRecord, TraceSink};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-/// Environment-wide counters (all relaxed atomics, off the success path).
+/// Environment-wide counters (all relaxed atomics, off the success path), and the message
+/// tracer: it sees every drop these counters count, at the same points (`trace.rs`).
 #[derive(Default, Debug)]
 pub(crate) struct EnvCounters {
+    /// The message tracer, if tracing is on (fixed when the environment is built).
+    pub(crate) trace: Option<Arc<TraceSink>>,
+    pub(crate) restarts: AtomicU64,
+    pub(crate) escalations: AtomicU64,
     pub(crate) dead_letters: AtomicU64,
     pub(crate) unhandled: AtomicU64,
     pub(crate) limit_dropped: AtomicU64,
@@ -58,9 +66,31 @@ pub struct EnvStats {
     pub timers_revoked: u64,
     /// Timers currently scheduled.
     pub timers: usize,
+    /// Children (agents and coops) restarted by their supervisors.
+    pub restarts: u64,
+    /// Supervisors that gave up (restart intensity exceeded) and escalated.
+    pub escalations: u64,
+    /// Death watches currently registered (made and neither fired, unwatched, nor dropped
+    /// with their watcher).
+    pub watches: usize,
 }
 
 impl EnvCounters {
+    pub(crate) fn new(trace: Option<Arc<TraceSink>>) -> Self {
+        EnvCounters {
+            trace,
+            ..EnvCounters::default()
+        }
+    }
+
+    /// Hands the record `make` builds to the tracer, if tracing is on (cold paths only).
+    #[inline]
+    pub(crate) fn trace(&self, make: impl FnOnce() -> TraceRecord<'static>) {
+        if let Some(sink) = &self.trace {
+            sink.emit(&make());
+        }
+    }
+
     pub(crate) fn snapshot(&self, coops: usize, agents: usize, timers: usize) -> EnvStats {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         EnvStats {
@@ -79,6 +109,9 @@ impl EnvCounters {
             replies_discarded: r(&self.replies_discarded),
             timers_revoked: r(&self.timers_revoked),
             timers,
+            restarts: r(&self.restarts),
+            escalations: r(&self.escalations),
+            watches: 0,
         }
     }
 }
@@ -99,6 +132,19 @@ pub struct AgentStats {
     pub limit_dropped: u64,
     /// Panics in its handlers, hooks, insend handlers, filters and overload transforms.
     pub panics: u64,
+    /// Messages for it that no handler of it took: refused (`refused`), dropped by its limits
+    /// (`limit_dropped`), its cancelled timers' messages discarded from its queue, and
+    /// messages it held for a next incarnation when its coop was deregistered.
+    pub dropped: u64,
+    /// Times its supervisor restarted it (its mbox, counters and stats span incarnations).
+    pub restarts: u64,
+    /// Messages waiting in its queue, if tracked (`EnvBuilder::queue_depth` or
+    /// `Define::track_queue_depth`; tracking costs an atomic increment per send).
+    pub queue_depth: Option<u64>,
+    /// Total time its handlers took to handle messages (lookup, handler, state change), if
+    /// measured (`EnvBuilder::handler_time` or `Define::measure_handler_time`; measuring reads
+    /// the clock twice per message).
+    pub handler_time: Option<Duration>,
 }
 
 impl AgentStats {
@@ -111,6 +157,13 @@ impl AgentStats {
             refused: r(&c.refused),
             limit_dropped: r(&c.limit_dropped),
             panics: r(&c.panics),
+            dropped: r(&c.dropped),
+            restarts: r(&c.restarts),
+            queue_depth: None,
+            handler_time: c
+                .timed
+                .load(Ordering::Relaxed)
+                .then(|| Duration::from_nanos(r(&c.handler_ns))),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Every registered agent's `on_start` and `on_finish` run exactly once, whatever races to
 //! end it: concurrent deregistrations, a deregistration racing the environment's stop, or the
-//! environment dropped without `run()`.
+//! environment dropped without `run()` — on every dispatcher.
 
 mod common;
 
+use agentry::disp::Binder;
 use agentry::disp::one_thread::OneThreadDispatcher;
 use agentry::{Agent, CoopId, Ctx, DeregReason, DeregisterError, Env, EnvHandle};
 use common::{Log, recv, run_env};
@@ -50,31 +51,76 @@ impl Counters {
         }
     }
 
-    fn assert_each_once(&self) {
+    fn assert_each_once(&self, on: &str) {
         for (i, (s, f)) in self.starts.iter().zip(self.finishes.iter()).enumerate() {
-            assert_eq!(s.load(Ordering::SeqCst), 1, "on_start of agent {i}");
-            assert_eq!(f.load(Ordering::SeqCst), 1, "on_finish of agent {i}");
+            assert_eq!(s.load(Ordering::SeqCst), 1, "on_start of agent {i} on {on}");
+            assert_eq!(
+                f.load(Ordering::SeqCst),
+                1,
+                "on_finish of agent {i} on {on}"
+            );
         }
     }
 }
 
-/// Registers `coops` coops of `per_coop` agents (half on a second dispatcher).
-fn populate(h: &EnvHandle, c: &Counters, coops: usize, per_coop: usize) -> Vec<CoopId> {
-    let second = OneThreadDispatcher::new(h, "second").expect("dispatcher");
+/// Registers `coops` coops of `per_coop` agents, agent `j` of each bound with `binder(j)`.
+fn populate(
+    h: &EnvHandle,
+    c: &Counters,
+    coops: usize,
+    per_coop: usize,
+    binder: &dyn Fn(usize) -> Binder,
+) -> Vec<CoopId> {
     (0..coops)
         .map(|k| {
             let mut coop = h.new_coop();
             for j in 0..per_coop {
-                let agent = c.agent(k * per_coop + j);
-                if j % 2 == 0 {
-                    coop.add(agent);
-                } else {
-                    coop.add_with(agent, &second.binder());
-                }
+                coop.add_with(c.agent(k * per_coop + j), &binder(j));
             }
             h.register_coop(coop).expect("register")
         })
         .collect()
+}
+
+/// Half the agents on the default dispatcher, half on a second one.
+fn two_one_threads(h: &EnvHandle) -> impl Fn(usize) -> Binder {
+    let (default, second) = (
+        h.default_binder(),
+        OneThreadDispatcher::new(h, "second")
+            .expect("dispatcher")
+            .binder(),
+    );
+    move |j| if j % 2 == 0 { &default } else { &second }.clone()
+}
+
+/// Deregisters every coop from three threads while a fourth stops the environment.
+fn race_deregistrations_with_stop(h: &EnvHandle, ids: &[CoopId]) {
+    let barrier = Arc::new(Barrier::new(4));
+    let mut threads = Vec::new();
+    for t in 0..3 {
+        let h = h.clone();
+        let ids = ids.to_vec();
+        let barrier = barrier.clone();
+        threads.push(std::thread::spawn(move || {
+            barrier.wait();
+            // Every thread tries every coop, in a different order.
+            for k in 0..ids.len() {
+                let _ = h.deregister_coop(ids[(k * (t + 1)) % ids.len()], DeregReason::Normal);
+            }
+        }));
+    }
+    let stopper = {
+        let h = h.clone();
+        let barrier = barrier.clone();
+        std::thread::spawn(move || {
+            barrier.wait();
+            h.stop();
+        })
+    };
+    for t in threads {
+        t.join().expect("deregistering thread");
+    }
+    stopper.join().expect("stopping thread");
 }
 
 #[test]
@@ -120,7 +166,7 @@ fn concurrent_deregistrations_finish_each_agent_once() {
     let event = recv(&gone_rx);
     assert!(matches!(event.reason, DeregReason::User(_)));
     run_env(env);
-    c.assert_each_once();
+    c.assert_each_once("one_thread");
     assert!(gone_rx.try_recv().is_err(), "a second deregistration event");
 }
 
@@ -131,36 +177,10 @@ fn deregistrations_racing_the_env_stop_finish_each_agent_once() {
     let env = Env::new().expect("env");
     let h = env.handle().clone();
     let c = Counters::new(COOPS * PER_COOP);
-    let ids = populate(&h, &c, COOPS, PER_COOP);
-
-    let barrier = Arc::new(Barrier::new(4));
-    let mut threads = Vec::new();
-    for t in 0..3 {
-        let h = h.clone();
-        let ids = ids.clone();
-        let barrier = barrier.clone();
-        threads.push(std::thread::spawn(move || {
-            barrier.wait();
-            // Every thread tries every coop, in a different order.
-            for k in 0..ids.len() {
-                let _ = h.deregister_coop(ids[(k * (t + 1)) % ids.len()], DeregReason::Normal);
-            }
-        }));
-    }
-    let stopper = {
-        let h = h.clone();
-        let barrier = barrier.clone();
-        std::thread::spawn(move || {
-            barrier.wait();
-            h.stop();
-        })
-    };
-    for t in threads {
-        t.join().expect("deregistering thread");
-    }
-    stopper.join().expect("stopping thread");
+    let ids = populate(&h, &c, COOPS, PER_COOP, &two_one_threads(&h));
+    race_deregistrations_with_stop(&h, &ids);
     run_env(env);
-    c.assert_each_once();
+    c.assert_each_once("one_thread");
     assert_eq!(h.stats().agents, 0);
     assert_eq!(h.stats().coops, 0);
 }
@@ -170,10 +190,10 @@ fn dropping_the_env_without_run_finishes_each_agent_once() {
     let env = Env::new().expect("env");
     let h = env.handle().clone();
     let c = Counters::new(30);
-    populate(&h, &c, 10, 3);
+    populate(&h, &c, 10, 3, &two_one_threads(&h));
     drop(env);
     assert!(h.is_stopped());
-    c.assert_each_once();
+    c.assert_each_once("one_thread");
 }
 
 /// Logs its lifecycle.
@@ -201,4 +221,43 @@ fn an_agent_deregistered_at_once_still_starts_before_it_finishes() {
         .expect("deregister");
     run_env(env);
     assert_eq!(log.take(), vec!["start", "finish"]);
+}
+
+/// The three ways to end an agent above that do not depend on a single dispatcher — racing
+/// deregistrations and stop, dropping the environment, deregistering at once — on every
+/// dispatcher.
+#[test]
+fn each_agent_starts_and_finishes_once_on_every_dispatcher() {
+    const COOPS: usize = 8;
+    const PER_COOP: usize = 3;
+    let new_env = || Env::new().expect("env");
+    common::on_every_dispatcher(new_env, |env, disp| {
+        let h = env.handle().clone();
+        let c = Counters::new(COOPS * PER_COOP);
+        let ids = populate(&h, &c, COOPS, PER_COOP, &|j| disp.binder(j));
+        race_deregistrations_with_stop(&h, &ids);
+        run_env(env);
+        c.assert_each_once(disp.name);
+        assert_eq!(h.stats().agents, 0, "{}", disp.name);
+        assert_eq!(h.stats().coops, 0, "{}", disp.name);
+    });
+    common::on_every_dispatcher(new_env, |env, disp| {
+        let h = env.handle().clone();
+        let c = Counters::new(COOPS * PER_COOP);
+        populate(&h, &c, COOPS, PER_COOP, &|j| disp.binder(j));
+        drop(env);
+        assert!(h.is_stopped(), "{}", disp.name);
+        c.assert_each_once(disp.name);
+    });
+    common::on_every_dispatcher(new_env, |env, disp| {
+        let h = env.handle().clone();
+        let log = Log::default();
+        let mut coop = h.new_coop();
+        coop.add_with(Lifecycle { log: log.clone() }, &disp.binder(0));
+        let id = h.register_coop(coop).expect("register");
+        h.deregister_coop(id, DeregReason::Normal)
+            .expect("deregister");
+        run_env(env);
+        assert_eq!(log.take(), vec!["start", "finish"], "{}", disp.name);
+    });
 }

@@ -1,8 +1,10 @@
 //! Generational ids: an agent's slot is reused after it is gone, but a stale mbox or id never
-//! reaches the agent that reuses the slot; sends through it are refused and counted.
+//! reaches the agent that reuses the slot; sends through it are refused and counted — on every
+//! dispatcher.
 
 mod common;
 
+use agentry::disp::Binder;
 use agentry::{
     Agent, AgentId, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
     RequestError, SendError,
@@ -28,9 +30,16 @@ impl Agent for Recorder {
 
 /// Registers a recorder in its own coop; returns its mbox and a receiver of its deregistration.
 fn register(h: &EnvHandle) -> (Mbox, agentry::CoopId, mpsc::Receiver<CoopDeregistered>) {
+    register_with(h, &h.default_binder())
+}
+
+fn register_with(
+    h: &EnvHandle,
+    binder: &Binder,
+) -> (Mbox, agentry::CoopId, mpsc::Receiver<CoopDeregistered>) {
     let (tx, rx) = mpsc::channel();
     let mut coop = h.new_coop();
-    let mbox = coop.add(Recorder::default());
+    let mbox = coop.add_with(Recorder::default(), binder);
     coop.on_dereg(move |e| {
         let _ = tx.send(e);
     });
@@ -117,4 +126,47 @@ fn a_reused_slot_never_repeats_a_generation() {
     }
     assert_eq!(h.stats().dead_letters, stale.len() as u64);
     assert!(ids.iter().all(|id| h.mbox_of(*id).is_none()));
+}
+
+#[test]
+fn stale_mboxes_are_refused_and_counted_on_every_dispatcher() {
+    let make_env = || Env::builder().autoshutdown(false).build().expect("env");
+    common::on_every_dispatcher(make_env, |env, disp| {
+        let (h, name) = (env.handle(), disp.name);
+        let (old, old_coop, old_gone) = register_with(h, &disp.binder(0));
+        let old_id = old.agent_id().expect("id");
+        old.send(Tagged(1));
+        assert_eq!(received(&old), vec![1], "{name}");
+        h.deregister_coop(old_coop, DeregReason::Normal)
+            .expect("deregister");
+        recv(&old_gone);
+
+        let (new, _, _) = register_with(h, &disp.binder(0));
+        let new_id = new.agent_id().expect("id");
+        assert_eq!(
+            new_id.slot(),
+            old_id.slot(),
+            "the slot was not reused on {name}"
+        );
+        assert_ne!(new_id.generation(), old_id.generation(), "{name}");
+        assert!(
+            matches!(
+                old.try_send(Tagged(2)),
+                Err(SendError::AgentGone(Tagged(2)))
+            ),
+            "{name}"
+        );
+        old.send(Tagged(3));
+        assert_eq!(
+            old.request::<Received, Vec<u32>>(Received, common::DEADLINE),
+            Err(RequestError::AgentGone),
+            "{name}"
+        );
+        new.send(Tagged(4));
+        assert_eq!(received(&new), vec![4], "a stale send arrived on {name}");
+        assert_eq!(h.stats().dead_letters, 3, "{name}");
+        assert_eq!(old.stats().refused, 3, "{name}");
+        assert!(h.mbox_of(old_id).is_none(), "{name}");
+        assert_eq!(h.mbox_of(new_id), Some(new.clone()), "{name}");
+    });
 }

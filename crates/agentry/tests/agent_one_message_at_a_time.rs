@@ -1,8 +1,10 @@
-//! An agent handles at most one message at a time, whoever sends and through whichever mbox.
+//! An agent handles at most one message at a time, whoever sends and through whichever mbox,
+//! on every dispatcher.
 
 mod common;
 
 use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::thread_pool::ThreadPoolDispatcher;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, MultiMbox};
 use common::{recv, wait_until};
 use std::sync::Arc;
@@ -80,84 +82,92 @@ impl Agent for Hammer {
 
 #[test]
 fn handlers_of_one_agent_never_overlap() {
-    const THREADS: u64 = 4;
-    const PER_THREAD: u64 = 3_000;
-    const PER_AGENT: u32 = 2_000;
-    const MULTI: u64 = 1_000;
+    const THREADS: u64 = 3;
+    const PER_THREAD: u64 = 400;
+    const PER_AGENT: u32 = 300;
+    const MULTI: u64 = 200;
+    const HAMMERS: u64 = 3;
 
-    let env = Env::new().expect("env");
+    let env = Env::builder().autoshutdown(false).build().expect("env");
     let h = env.handle().clone();
-    let busy = Arc::new(AtomicBool::new(false));
-    let overlaps = Arc::new(AtomicU64::new(0));
-    let topic = h.create_mbox();
-    let target = h
-        .register_agent(Target {
-            busy,
-            overlaps: overlaps.clone(),
-            hits: 0,
-            topic: topic.clone(),
-        })
-        .expect("register target");
+    // Senders on dispatchers other than the one under test.
+    let other = OneThreadDispatcher::new(&h, "other").expect("dispatcher");
+    let other_pool = ThreadPoolDispatcher::builder("other-pool")
+        .threads(2)
+        .build(&h)
+        .expect("pool");
+    for disp in common::dispatchers(&h) {
+        let name = disp.name;
+        let busy = Arc::new(AtomicBool::new(false));
+        let overlaps = Arc::new(AtomicU64::new(0));
+        let topic = h.create_mbox();
+        let mut coop = h.new_coop();
+        let target = coop.add_with(
+            Target {
+                busy,
+                overlaps: overlaps.clone(),
+                hits: 0,
+                topic: topic.clone(),
+            },
+            &disp.binder(0),
+        );
+        h.register_coop(coop).expect("register target");
 
-    // Agents sending from the target's own dispatcher and from two others.
-    let (done_tx, done_rx) = mpsc::channel();
-    let other_a = OneThreadDispatcher::new(&h, "other-a").expect("dispatcher");
-    let other_b = OneThreadDispatcher::new(&h, "other-b").expect("dispatcher");
-    let mut coop = h.new_coop();
-    for binder in [None, Some(other_a.binder()), Some(other_b.binder())] {
-        let hammer = Hammer {
-            target: target.clone(),
-            left: PER_AGENT,
-            done: done_tx.clone(),
-        };
-        match binder {
-            Some(b) => coop.add_with(hammer, &b),
-            None => coop.add(hammer),
-        };
-    }
-    h.register_coop(coop).expect("register hammers");
-
-    let threads: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let target = target.clone();
-            std::thread::spawn(move || {
-                for _ in 0..PER_THREAD {
-                    target.send(Hit);
-                }
-            })
-        })
-        .collect();
-    let multi_sender = std::thread::spawn(move || {
-        for _ in 0..MULTI {
-            topic.send(Hit);
+        // Agents sending from the target's own dispatcher and from two others.
+        let (done_tx, done_rx) = mpsc::channel();
+        let mut coop = h.new_coop();
+        for binder in [disp.binder(1), other.binder(), other_pool.binder()] {
+            let hammer = Hammer {
+                target: target.clone(),
+                left: PER_AGENT,
+                done: done_tx.clone(),
+            };
+            coop.add_with(hammer, &binder);
         }
-    });
-    for t in threads {
-        t.join().expect("sender thread");
-    }
-    multi_sender.join().expect("multi sender thread");
-    for _ in 0..3 {
-        recv(&done_rx);
-    }
+        h.register_coop(coop).expect("register hammers");
 
-    let expected = THREADS * PER_THREAD + 3 * u64::from(PER_AGENT) + MULTI;
-    wait_until("the target handled every hit", || {
-        target.stats().handled >= expected
-    });
-    let hits: u64 = target
-        .request(Total, common::DEADLINE)
-        .expect("total request");
-    assert_eq!(hits, expected);
-    // The agent's counter includes a message once its handler has returned.
-    wait_until("the request is counted", || {
-        target.stats().handled == expected + 1
-    });
-    assert_eq!(
-        overlaps.load(Ordering::SeqCst),
-        0,
-        "two handlers overlapped"
-    );
-    let stats = h.stats();
-    assert_eq!(stats.dead_letters, 0);
-    assert_eq!(stats.unhandled, 0);
+        let threads: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let target = target.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..PER_THREAD {
+                        target.send(Hit);
+                    }
+                })
+            })
+            .collect();
+        let multi_sender = std::thread::spawn(move || {
+            for _ in 0..MULTI {
+                topic.send(Hit);
+            }
+        });
+        for t in threads {
+            t.join().expect("sender thread");
+        }
+        multi_sender.join().expect("multi sender thread");
+        for _ in 0..HAMMERS {
+            recv(&done_rx);
+        }
+
+        let expected = THREADS * PER_THREAD + HAMMERS * u64::from(PER_AGENT) + MULTI;
+        wait_until(&format!("the target handled every hit on {name}"), || {
+            target.stats().handled >= expected
+        });
+        let hits: u64 = target
+            .request(Total, common::DEADLINE)
+            .expect("total request");
+        assert_eq!(hits, expected, "{name}");
+        // The agent's counter includes a message once its handler has returned.
+        wait_until(&format!("the request is counted on {name}"), || {
+            target.stats().handled == expected + 1
+        });
+        assert_eq!(
+            overlaps.load(Ordering::SeqCst),
+            0,
+            "two handlers overlapped on {name}"
+        );
+        let stats = h.stats();
+        assert_eq!(stats.dead_letters, 0, "{name}");
+        assert_eq!(stats.unhandled, 0, "{name}");
+    }
 }

@@ -1,15 +1,16 @@
 //! Queued messages at deregistration (coop.rs): messages queued before an agent's finish
 //! demand are handled; messages sent after the deregistration started are refused and counted
-//! as dead letters. This holds whichever thread sent the messages and whichever thread asked
-//! for the deregistration.
+//! as dead letters. This holds whichever thread sent the messages, whichever thread asked for
+//! the deregistration, and on every dispatcher.
 
 mod common;
 
+use agentry::disp::Binder;
 use agentry::{
     Agent, CoopDeregistered, CoopId, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
     SendError,
 };
-use common::{Gate, gate, recv};
+use common::{Gate, Sharing, gate, recv, wait_until};
 use std::sync::mpsc::{self, Receiver, Sender};
 
 struct Work(u32);
@@ -44,15 +45,18 @@ struct SinkCoop {
     gone: Receiver<CoopDeregistered>,
 }
 
-fn register_sink(h: &EnvHandle, gate: Option<Gate>) -> SinkCoop {
+fn register_sink(h: &EnvHandle, gate: Option<Gate>, binder: &Binder) -> SinkCoop {
     let (report_tx, report) = mpsc::channel();
     let (gone_tx, gone) = mpsc::channel();
     let mut coop = h.new_coop();
-    let mbox = coop.add(Sink {
-        handled: Vec::new(),
-        gate,
-        report: report_tx,
-    });
+    let mbox = coop.add_with(
+        Sink {
+            handled: Vec::new(),
+            gate,
+            report: report_tx,
+        },
+        binder,
+    );
     coop.on_dereg(move |e| {
         let _ = gone_tx.send(e);
     });
@@ -75,7 +79,7 @@ fn env() -> (Env, EnvHandle) {
 fn queued_before_finish_is_handled_sent_after_is_refused_and_counted() {
     let (_env, h) = env();
     let (g, key) = gate();
-    let sink = register_sink(&h, Some(g));
+    let sink = register_sink(&h, Some(g), &h.default_binder());
     sink.mbox.send(Hold);
     key.wait_entered();
     for n in 0..10 {
@@ -112,6 +116,8 @@ struct HoldThenDeregister(CoopId);
 /// Re-sends the inner message to itself, so that it is handled from the dispatcher's own
 /// (thread-local) queue.
 struct ViaLocal(CoopId);
+/// Hold, then send five `Work` (100..105) to the sink, then deregister this coop.
+struct FeedThenDeregister(CoopId);
 
 impl Agent for Feeder {
     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
@@ -134,6 +140,17 @@ impl Agent for Feeder {
                     .expect("deregister");
             },
         )?;
+        def.on(
+            |f: &mut Feeder, ctx: &mut Ctx<Feeder>, FeedThenDeregister(c): FeedThenDeregister| {
+                f.gate.pass();
+                for n in 100..105 {
+                    f.sink.send(Work(n));
+                }
+                ctx.env()
+                    .deregister_coop(c, DeregReason::Normal)
+                    .expect("deregister");
+            },
+        )?;
         Ok(())
     }
 }
@@ -141,7 +158,7 @@ impl Agent for Feeder {
 #[test]
 fn work_sent_from_the_dispatcher_thread_before_a_remote_deregistration_is_handled() {
     let (_env, h) = env();
-    let sink = register_sink(&h, None);
+    let sink = register_sink(&h, None, &h.default_binder());
     let (g, key) = gate();
     let feeder = h
         .register_agent(Feeder {
@@ -164,7 +181,7 @@ fn work_sent_from_the_dispatcher_thread_before_a_remote_deregistration_is_handle
 #[test]
 fn work_sent_from_another_thread_before_a_local_deregistration_is_handled() {
     let (_env, h) = env();
-    let sink = register_sink(&h, None);
+    let sink = register_sink(&h, None, &h.default_binder());
     let (g, key) = gate();
     let feeder = h
         .register_agent(Feeder {
@@ -182,4 +199,69 @@ fn work_sent_from_another_thread_before_a_local_deregistration_is_handled() {
     assert_eq!(recv(&sink.report), (0..10).collect::<Vec<_>>());
     recv(&sink.gone);
     assert_eq!(h.stats().dead_letters, 0);
+}
+
+/// On every dispatcher: ten messages from the test thread and five from an agent on the same
+/// dispatcher, all queued before the finish demand, are handled; five sent after are refused
+/// and counted. The feeder deregisters the sink right after its sends; where the sink has a
+/// thread of its own it is held in a handler meanwhile, so that everything waits in its queue.
+#[test]
+fn queued_before_finish_is_handled_sent_after_is_refused_on_every_dispatcher() {
+    let make_env = || Env::builder().autoshutdown(false).build().expect("env");
+    common::on_every_dispatcher(make_env, |env, disp| {
+        let (h, name) = (env.handle(), disp.name);
+        let held = disp.sharing != Sharing::OneThread;
+        let (sink_gate, sink_key) = gate();
+        let sink = register_sink(h, held.then_some(sink_gate), &disp.binder(0));
+        let (feeder_gate, feeder_key) = gate();
+        let mut coop = h.new_coop();
+        let feeder = coop.add_with(
+            Feeder {
+                sink: sink.mbox.clone(),
+                gate: feeder_gate,
+            },
+            &disp.binder(1),
+        );
+        h.register_coop(coop).expect("register the feeder");
+
+        if held {
+            sink.mbox.send(Hold);
+            sink_key.wait_entered();
+        }
+        feeder.send(FeedThenDeregister(sink.id));
+        feeder_key.wait_entered();
+        for n in 0..10 {
+            sink.mbox.send(Work(n));
+        }
+        feeder_key.open();
+        wait_until(&format!("the deregistration started on {name}"), || {
+            !sink.mbox.is_alive()
+        });
+        for n in 10..15 {
+            match sink.mbox.try_send(Work(n)) {
+                Err(SendError::AgentGone(Work(back))) => assert_eq!(back, n, "{name}"),
+                other => panic!("expected AgentGone on {name}, got {other:?}"),
+            }
+            sink.mbox.send(Work(n));
+        }
+        if held {
+            sink_key.open();
+        }
+
+        let handled = recv(&sink.report);
+        let from = |range: std::ops::Range<u32>| -> Vec<u32> {
+            handled
+                .iter()
+                .copied()
+                .filter(|n| range.contains(n))
+                .collect()
+        };
+        assert_eq!(from(0..10), (0..10).collect::<Vec<_>>(), "{name}");
+        assert_eq!(from(100..105), (100..105).collect::<Vec<_>>(), "{name}");
+        assert_eq!(handled.len(), 15, "{name}: {handled:?}");
+        recv(&sink.gone);
+        assert_eq!(h.stats().dead_letters, 10, "{name}");
+        assert_eq!(sink.mbox.stats().refused, 10, "{name}");
+        assert_eq!(sink.mbox.stats().handled, 15 + u64::from(held), "{name}");
+    });
 }

@@ -1,10 +1,12 @@
-//! Messages from one sender to one agent are handled in send order: from plain threads, from
-//! an agent on the receiver's own dispatcher, from an agent on another dispatcher, and through a
-//! multi mbox. Nothing is promised about the interleaving of different senders.
+//! Messages from one sender to one agent are handled in send order, on every dispatcher: from
+//! plain threads, from agents on the receiver's own dispatcher (in its coop and in another),
+//! from agents on other dispatchers, and through a multi mbox. Nothing is promised about the
+//! interleaving of different senders.
 
 mod common;
 
 use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::thread_pool::ThreadPoolDispatcher;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, MultiMbox};
 use common::{recv, wait_until};
 use std::collections::HashMap;
@@ -94,69 +96,83 @@ impl Agent for Burster {
 
 #[test]
 fn each_senders_messages_arrive_in_send_order() {
-    const THREADS: u32 = 4;
-    const PER_SENDER: u64 = 2_000;
+    const THREADS: u32 = 3;
+    const PER_SENDER: u64 = 400;
 
-    let env = Env::new().expect("env");
+    let env = Env::builder().autoshutdown(false).build().expect("env");
     let h = env.handle().clone();
-    let topic = h.create_mbox();
-    let checker = h
-        .register_agent(Checker {
-            seen: Seen::default(),
-            topic: topic.clone(),
-        })
-        .expect("register checker");
-
-    // Senders 100 (same dispatcher as the checker) and 101 (another dispatcher).
-    let (done_tx, done_rx) = mpsc::channel();
     let other = OneThreadDispatcher::new(&h, "other").expect("dispatcher");
-    let mut coop = h.new_coop();
-    let sender = |id| Burster {
-        id,
-        target: checker.clone(),
-        next: 0,
-        count: PER_SENDER,
-        done: done_tx.clone(),
-    };
-    coop.add(sender(100));
-    coop.add_with(sender(101), &other.binder());
-    h.register_coop(coop).expect("register senders");
+    let other_pool = ThreadPoolDispatcher::builder("other-pool")
+        .threads(2)
+        .build(&h)
+        .expect("pool");
+    for disp in common::dispatchers(&h) {
+        let name = disp.name;
+        let topic = h.create_mbox();
+        let (done_tx, done_rx) = mpsc::channel();
+        let sender = |id, target: &Mbox| Burster {
+            id,
+            target: target.clone(),
+            next: 0,
+            count: PER_SENDER,
+            done: done_tx.clone(),
+        };
+        // Sender 100 shares the checker's coop (and, with FIFO per coop, its queue).
+        let mut coop = h.new_coop();
+        let checker = coop.add_with(
+            Checker {
+                seen: Seen::default(),
+                topic: topic.clone(),
+            },
+            &disp.binder(0),
+        );
+        coop.add_with(sender(100, &checker), &disp.binder(1));
+        h.register_coop(coop).expect("register checker");
+        // Senders 101 (same dispatcher, another coop), 102 and 103 (other dispatchers).
+        let mut coop = h.new_coop();
+        coop.add_with(sender(101, &checker), &disp.binder(2));
+        coop.add_with(sender(102, &checker), &other.binder());
+        coop.add_with(sender(103, &checker), &other_pool.binder());
+        h.register_coop(coop).expect("register senders");
 
-    // Senders 0..THREADS: plain threads; sender 200: a plain thread through the multi mbox.
-    let mut threads: Vec<_> = (0..THREADS)
-        .map(|id| {
-            let target = checker.clone();
-            std::thread::spawn(move || {
-                for seq in 0..PER_SENDER {
-                    target.send(Numbered { sender: id, seq });
-                }
+        // Senders 0..THREADS: plain threads; sender 200: a plain thread through the multi mbox.
+        let mut threads: Vec<_> = (0..THREADS)
+            .map(|id| {
+                let target = checker.clone();
+                std::thread::spawn(move || {
+                    for seq in 0..PER_SENDER {
+                        target.send(Numbered { sender: id, seq });
+                    }
+                })
             })
-        })
-        .collect();
-    threads.push(std::thread::spawn(move || {
-        for seq in 0..PER_SENDER {
-            topic.send(Numbered { sender: 200, seq });
+            .collect();
+        threads.push(std::thread::spawn(move || {
+            for seq in 0..PER_SENDER {
+                topic.send(Numbered { sender: 200, seq });
+            }
+        }));
+        for t in threads {
+            t.join().expect("sender thread");
         }
-    }));
-    for t in threads {
-        t.join().expect("sender thread");
-    }
-    recv(&done_rx);
-    recv(&done_rx);
+        for _ in 0..4 {
+            recv(&done_rx);
+        }
 
-    let senders = u64::from(THREADS) + 3;
-    wait_until("the checker handled every message", || {
-        checker.stats().handled >= senders * PER_SENDER
-    });
-    let seen: Seen = checker.request(Report, common::DEADLINE).expect("report");
-    assert!(
-        seen.out_of_order.is_empty(),
-        "out of order (sender, previous, got): {:?}",
-        &seen.out_of_order[..seen.out_of_order.len().min(10)]
-    );
-    assert_eq!(seen.last.len() as u64, senders);
-    for (sender, (count, last)) in &seen.last {
-        assert_eq!(*count, PER_SENDER, "sender {sender}");
-        assert_eq!(*last, PER_SENDER - 1, "sender {sender}");
+        let senders = u64::from(THREADS) + 5;
+        wait_until(
+            &format!("the checker handled every message on {name}"),
+            || checker.stats().handled >= senders * PER_SENDER,
+        );
+        let seen: Seen = checker.request(Report, common::DEADLINE).expect("report");
+        assert!(
+            seen.out_of_order.is_empty(),
+            "out of order on {name} (sender, previous, got): {:?}",
+            &seen.out_of_order[..seen.out_of_order.len().min(10)]
+        );
+        assert_eq!(seen.last.len() as u64, senders, "{name}");
+        for (sender, (count, last)) in &seen.last {
+            assert_eq!(*count, PER_SENDER, "sender {sender} on {name}");
+            assert_eq!(*last, PER_SENDER - 1, "sender {sender} on {name}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! `AgentGone`, `SelfRequest`, `SameThread`, `HandlerPanicked`, `NoReply` (or `Overloaded`,
 //! see limit_overload_reactions.rs). It works from plain threads and from agents on other
 //! dispatchers; a reply may be deferred to a later handler; a reply that comes after the
-//! requester gave up is counted in `EnvStats::replies_discarded`.
+//! requester gave up is counted in `EnvStats::replies_discarded`. `SameThread` is detected
+//! exactly where one thread serves requester and receiver; elsewhere the request succeeds.
 
 mod common;
 
@@ -11,7 +12,7 @@ use agentry::{
     Agent, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, PanicReaction, ReplyTo,
     Request, RequestError,
 };
-use common::{EXPECTED, Gate, gate, quiet_expected_panics, recv, wait_stats};
+use common::{EXPECTED, Gate, Sharing, gate, quiet_expected_panics, recv, wait_stats};
 use std::sync::mpsc::{self, Sender};
 use std::time::Duration;
 
@@ -302,4 +303,103 @@ fn timeout_then_the_late_reply_is_discarded_and_counted() {
     // The agent is fine.
     assert_eq!(t.request::<u32, u32>(4, common::DEADLINE), Ok(40));
     assert_eq!(h.stats().replies_discarded, 1);
+}
+
+/// On every dispatcher, a doubler answers plain threads and an agent on another dispatcher,
+/// and an agent requesting from itself gets `SelfRequest`.
+#[test]
+fn plain_threads_and_other_dispatchers_get_replies_on_every_dispatcher() {
+    let (_env, h) = env();
+    let other = OneThreadDispatcher::new(&h, "relay").expect("dispatcher");
+    for disp in common::dispatchers(&h) {
+        let name = disp.name;
+        let mut coop = h.new_coop();
+        let d = coop.add_with(Doubler, &disp.binder(0));
+        let (tx, rx) = mpsc::channel();
+        let n = coop.add_with(Narcissus { out: tx.clone() }, &disp.binder(1));
+        h.register_coop(coop).expect("register");
+        let threads: Vec<_> = (0..2u32)
+            .map(|t| {
+                let d = d.clone();
+                std::thread::spawn(move || {
+                    (0..20u32)
+                        .map(|i| d.request::<u32, u32>(t * 100 + i, common::DEADLINE))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for (t, th) in threads.into_iter().enumerate() {
+            let expected: Vec<_> = (0..20u32).map(|i| Ok((t as u32 * 100 + i) * 2)).collect();
+            assert_eq!(th.join().expect("thread"), expected, "{name}");
+        }
+        let mut coop = h.new_coop();
+        let relay = coop.add_with(Relay { to: d, out: tx }, &other.binder());
+        h.register_coop(coop).expect("relay");
+        relay.send(Forward(8));
+        assert_eq!(recv(&rx), Ok(16), "an agent on another dispatcher, {name}");
+        n.send(AskMyself);
+        assert_eq!(recv(&rx), Err(RequestError::SelfRequest), "{name}");
+    }
+}
+
+/// A request from one agent to another bound to the same dispatcher configuration (in another
+/// coop) is `SameThread` where one thread serves both — one_thread, one active group, a
+/// 1-thread pool — and succeeds where another thread can serve the receiver: active_obj,
+/// a group each, pools of several threads (FIFO per agent or per coop).
+#[test]
+fn same_thread_is_detected_exactly_where_one_thread_serves_both() {
+    let (_env, h) = env();
+    for disp in common::dispatchers(&h) {
+        let name = disp.name;
+        let mut coop = h.new_coop();
+        let d = coop.add_with(Doubler, &disp.binder(0));
+        h.register_coop(coop).expect("doubler");
+        let (tx, rx) = mpsc::channel();
+        let mut coop = h.new_coop();
+        let relay = coop.add_with(Relay { to: d, out: tx }, &disp.binder(1));
+        h.register_coop(coop).expect("relay");
+        relay.send(Forward(5));
+        let expected = match disp.sharing {
+            Sharing::OneThread => Err(RequestError::SameThread),
+            Sharing::PerCoop | Sharing::Parallel => Ok(10),
+        };
+        assert_eq!(recv(&rx), expected, "{name}");
+    }
+}
+
+/// On a `Fifo::Coop` pool the agents of a coop share one queue, which the requesting thread
+/// holds while its handler runs: a request to a sibling can only be served after the handler
+/// returns, i.e. it deadlocks until its timeout. It should be `SameThread`.
+#[test]
+fn a_request_to_a_coop_sibling_on_a_fifo_coop_pool_is_same_thread() {
+    use agentry::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
+    /// Requests with a short timeout, so that the deadlock shows as `Timeout`.
+    struct ShortRelay {
+        to: Mbox,
+        out: Sender<Result<u32, RequestError>>,
+    }
+    impl Agent for ShortRelay {
+        fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+            def.on(
+                |r: &mut ShortRelay, _: &mut Ctx<ShortRelay>, Forward(n): Forward| {
+                    let _ = r.out.send(r.to.request(n, Duration::from_millis(500)));
+                },
+            )?;
+            Ok(())
+        }
+    }
+    let (_env, h) = env();
+    let pool = ThreadPoolDispatcher::builder("coop-pool")
+        .threads(4)
+        .fifo(Fifo::Coop)
+        .build(&h)
+        .expect("pool");
+    let (tx, rx) = mpsc::channel();
+    let mut coop = h.new_coop();
+    coop.set_binder(&pool.binder());
+    let d = coop.add(Doubler);
+    let relay = coop.add(ShortRelay { to: d, out: tx });
+    h.register_coop(coop).expect("coop");
+    relay.send(Forward(1));
+    assert_eq!(recv(&rx), Err(RequestError::SameThread));
 }

@@ -1,14 +1,13 @@
 //! A state's time limit switches the agent to another state after a given time in it —
 //! counted from entering it (its substates included), cancelled by leaving it, restarted by
-//! entering it again. Driven by a manual clock.
+//! entering it again.
 //!
-//! Sends are asynchronous: a test waits (`visits`) until a state change has happened before it
-//! moves virtual time, since a limit counts from the moment the agent enters the state.
+//! Run in a `TestEnv` (the testing kit): the door runs on the test's thread and virtual time
+//! passes only in `advance`, so "when the agent entered the state" is exact: a message the
+//! test sends is handled by the next `advance` (or `run_until_idle`) before time moves.
 
-mod common;
-
-use agentry::{Agent, Clock, Ctx, Define, DefineError, Env, ManualClock, Mbox, State};
-use common::DEADLINE;
+use agentry::testing::{Scenario, TestEnv, Trigger};
+use agentry::{Agent, Ctx, Define, DefineError, Mbox, State};
 use std::time::Duration;
 
 /// A door: `Open` opens it (for at most 10 s, then it closes itself); while open it may be
@@ -34,15 +33,8 @@ impl Agent for Door {
         def.start_in(self.closed)?;
         def.time_limit(self.open, Duration::from_secs(10), self.closed)?;
         for s in [self.closed, self.open, self.held] {
-            def.on_enter(s, move |d: &mut Door, ctx: &mut Ctx<Door>| {
-                let name = if ctx.state() == d.closed {
-                    "closed"
-                } else if ctx.state() == d.open {
-                    "open"
-                } else {
-                    "held"
-                };
-                d.visits.push(name.to_owned());
+            def.on_enter(s, |d: &mut Door, ctx: &mut Ctx<Door>| {
+                d.visits.push(ctx.state_name().to_owned());
             })?;
         }
         def.in_state(self.closed)
@@ -63,22 +55,17 @@ impl Agent for Door {
     }
 }
 
-fn setup() -> (Env, ManualClock, Mbox) {
-    let clock = ManualClock::new();
-    let env = Env::builder()
-        .autoshutdown(false)
-        .clock(Clock::Manual(clock.clone()))
-        .build()
-        .expect("env");
+fn setup() -> (TestEnv, Mbox) {
+    let env = TestEnv::new().expect("test env");
     let door = env
         .handle()
         .register_agent(Door::default())
         .expect("registered");
-    (env, clock, door)
+    (env, door)
 }
 
-fn visits(door: &Mbox) -> Vec<String> {
-    door.request::<Where, Vec<String>>(Where, DEADLINE)
+fn visits(env: &mut TestEnv, door: &Mbox) -> Vec<String> {
+    env.request::<Where, Vec<String>>(door, Where)
         .expect("door answers")
 }
 
@@ -88,83 +75,93 @@ fn secs(n: u64) -> Duration {
 
 #[test]
 fn the_limit_switches_state_when_it_expires_and_not_before() {
-    let (env, clock, door) = setup();
+    let (mut env, door) = setup();
+    let mut scenario = Scenario::new();
+    scenario
+        .step("opened")
+        .impact(|| door.send(Open))
+        .when(Trigger::reacts_to::<Open>(&door).in_state("open"));
+    scenario
+        .step("closes itself")
+        .when(Trigger::ends_in(&door, "closed"))
+        .not_before(secs(10))
+        .not_after(secs(10));
+    let report = env
+        .run_scenario(scenario, secs(60))
+        .expect("the door closes at 10 s");
+    assert_eq!(report.completed_at("closes itself"), Some(secs(10)));
+    assert_eq!(visits(&mut env, &door), ["closed", "open", "closed"]);
+    assert_eq!(
+        env.handle().stats().timers,
+        0,
+        "the limit's timer is gone once it fired"
+    );
+}
+
+#[test]
+fn leaving_the_state_cancels_the_limit() {
+    let (mut env, door) = setup();
     door.send(Open);
-    assert_eq!(visits(&door), ["closed", "open"]);
+    env.run_until_idle().expect("opened");
     assert_eq!(
         env.handle().stats().timers,
         1,
         "the limit's timer runs while the door is open"
     );
-    clock.advance(secs(9));
-    assert_eq!(visits(&door), ["closed", "open"], "still open at 9 s");
-    clock.advance(secs(1));
-    assert_eq!(
-        visits(&door),
-        ["closed", "open", "closed"],
-        "closed itself at 10 s"
-    );
-    env.handle().stop();
-}
-
-#[test]
-fn leaving_the_state_cancels_the_limit() {
-    let (env, clock, door) = setup();
-    door.send(Open);
-    assert_eq!(visits(&door), ["closed", "open"]);
-    clock.advance(secs(5));
+    env.advance(secs(5)).expect("advance");
     door.send(Shut);
-    assert_eq!(visits(&door), ["closed", "open", "closed"]);
+    env.run_until_idle().expect("shut");
+    assert_eq!(env.state_of(&door), Some("closed"));
     assert_eq!(
         env.handle().stats().timers,
         0,
         "the limit's timer was cancelled"
     );
-    clock.advance(secs(60));
+    env.advance(secs(60)).expect("advance");
     assert_eq!(
-        visits(&door),
+        visits(&mut env, &door),
         ["closed", "open", "closed"],
         "no late switch"
     );
-    env.handle().stop();
 }
 
 #[test]
 fn entering_again_restarts_the_limit() {
-    let (env, clock, door) = setup();
+    let (mut env, door) = setup();
     door.send(Open);
-    assert_eq!(visits(&door), ["closed", "open"]);
-    clock.advance(secs(8));
+    env.advance(secs(8)).expect("advance");
     door.send(Shut);
     door.send(Open);
-    assert_eq!(visits(&door), ["closed", "open", "closed", "open"]);
-    clock.advance(secs(8)); // 16 s after the first opening, 8 s after the second
+    env.advance(secs(8)).expect("advance"); // 16 s after the first opening, 8 s after the second
     assert_eq!(
-        visits(&door),
-        ["closed", "open", "closed", "open"],
+        env.state_of(&door),
+        Some("open"),
         "the second visit has its own 10 s"
     );
-    clock.advance(secs(2));
+    env.advance(secs(2)).expect("advance");
+    assert_eq!(env.state_of(&door), Some("closed"));
     assert_eq!(
-        visits(&door),
+        visits(&mut env, &door),
         ["closed", "open", "closed", "open", "closed"]
     );
-    env.handle().stop();
 }
 
 #[test]
 fn the_limit_covers_substates() {
-    let (env, clock, door) = setup();
+    let (mut env, door) = setup();
     door.send(Open);
-    assert_eq!(visits(&door), ["closed", "open"]);
-    clock.advance(secs(4));
+    env.advance(secs(4)).expect("advance");
     door.send(Hold);
-    assert_eq!(visits(&door), ["closed", "open", "held"]);
-    clock.advance(secs(6));
+    env.advance(secs(5)).expect("advance");
     assert_eq!(
-        visits(&door),
+        env.state_of(&door),
+        Some("held"),
+        "9 s after entering `open`"
+    );
+    env.advance(secs(1)).expect("advance");
+    assert_eq!(
+        visits(&mut env, &door),
         ["closed", "open", "held", "closed"],
         "10 s after entering `open`"
     );
-    env.handle().stop();
 }

@@ -9,11 +9,22 @@
 //!   start demand), and finish runs exactly once.
 //! - Changes requested by a handler (state change) are applied after it returns; a panicking
 //!   handler's requests are discarded and the agent's panic reaction applies.
+//! - One byte, `gate`, guards the hot path of a message: it is zero for a started agent with no
+//!   state time limits, no observation (message tracing, handler timing, `tracing` spans) and
+//!   no failure. Anything else takes the slow path (`on_message_slow`). So observation costs an
+//!   agent that has none of it nothing beyond this one test, which replaces the two the hot
+//!   path made before (started? time-limited?).
+//! - A supervised agent whose handler panicked (reaction `Supervise`) is *failed*: no handler of
+//!   it runs any more; the messages it takes are deferred, keeping their limit places, to its
+//!   next incarnation (`agent/restart.rs`).
 
 use super::Agent;
 use super::ctx::Ctx;
 use super::define::Define;
 use super::handlers::HandlerTable;
+use super::restart::{
+    Control, Deferred, Restartable, Suspended, drop_deferred, revoked, unsubscribe,
+};
 use super::shared::AgentShared;
 use super::state::{State, StateTree};
 use crate::coop::PanicReaction;
@@ -26,13 +37,17 @@ use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::priority::Priority;
+use crate::slab::IncarnationCx;
 use crate::timer::TimerHandle;
+use crate::timer::token::TimerToken;
+use crate::trace::{Outcome, TraceRecord, TraceSink};
 use std::any::TypeId;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 thread_local! {
     static CURRENT_AGENT: Cell<Option<AgentId>> = const { Cell::new(None) };
@@ -43,24 +58,68 @@ pub(crate) fn current_agent() -> Option<AgentId> {
     CURRENT_AGENT.get()
 }
 
+/// What became of a message an agent took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// A handler ran (and returned or panicked).
+    Handled,
+    /// The agent had no handler for it in its current state: rejected and counted.
+    Unhandled,
+    /// Kept for the agent's next incarnation (a failed supervised agent); counted when that
+    /// incarnation takes it.
+    Deferred,
+}
+
 /// What a dispatcher can ask of an agent.
 pub(crate) trait AgentBody: Send {
     /// Runs `on_start` (once; later calls do nothing).
     fn on_start(&mut self);
-    /// Handles one message; returns false if the agent had no handler for it in its current
-    /// state (the message was then rejected and counted).
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> bool;
+    /// Handles one message.
+    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken;
+    /// Handles a timer's message whose token allowed delivery when the dispatcher took it. A
+    /// body that defers it keeps the token: a cancel before a next incarnation takes the
+    /// message still revokes it.
+    fn on_timer_message(
+        &mut self,
+        source: MboxId,
+        payload: Payload,
+        limit: LimitSlot,
+        token: Arc<TimerToken>,
+    ) -> Taken;
     /// Drops a message that must not be handled (its timer was cancelled), giving back its
     /// place under the agent's message limit.
-    fn discard(&mut self, payload: Payload, limit: LimitSlot);
+    fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot);
     /// Runs `on_finish` and leaves every state; the body is dropped next.
     fn on_finish(&mut self) -> Exit;
+    /// Carries out a supervisor's control demand (`agent/restart.rs`); returns the body that
+    /// occupies the slot next.
+    fn control(self: Box<Self>, control: Control, cx: &mut IncarnationCx<'_>)
+    -> Box<dyn AgentBody>;
+    /// The name of the state the agent is in (reported to the testing kit's observer).
+    fn state_name(&self) -> &str;
 }
 
 /// Who to tell once a finished agent's body has been dropped.
 pub(crate) struct Exit {
     pub(crate) env: EnvHandle,
     pub(crate) coop: CoopId,
+    /// The agent's mbox (it records why the agent left; death watch).
+    pub(crate) agent: Arc<AgentShared>,
+}
+
+/// How an agent is observed (fixed when it is bound): message tracing, handler timing,
+/// `tracing` spans around its handlers.
+#[derive(Clone, Default)]
+pub(crate) struct Observe {
+    pub(crate) trace: Option<Arc<TraceSink>>,
+    pub(crate) time_handlers: bool,
+    pub(crate) spans: bool,
+}
+
+impl Observe {
+    fn any(&self) -> bool {
+        self.trace.is_some() || self.time_handlers || self.spans
+    }
 }
 
 /// Registration, step 1: an agent not yet defined.
@@ -82,6 +141,7 @@ pub(crate) trait DefinedAgent: Send {
 pub(crate) struct SenderParts {
     pub(crate) insend: super::insend::InsendTable,
     pub(crate) limits: Vec<crate::limit::LimitEntry>,
+    pub(crate) track_depth: bool,
     pub(crate) multi: Vec<super::define::MultiSubscriptionDef>,
     pub(crate) panic_reaction: Option<PanicReaction>,
 }
@@ -95,6 +155,8 @@ pub(crate) struct Attach {
     pub(crate) multi: Vec<(MultiMbox, TypeId)>,
     /// Keeps the agent's dispatcher alive until the body is dropped.
     pub(crate) lease: Lease,
+    /// How the environment observes its agents (the definition may add handler timing).
+    pub(crate) observe: Observe,
 }
 
 impl<A: Agent> UndefinedAgent for A {
@@ -105,13 +167,20 @@ impl<A: Agent> UndefinedAgent for A {
     fn define(mut self: Box<Self>, me: Mbox) -> Result<Box<dyn DefinedAgent>, DefineError> {
         let mut def = Define::new(me);
         self.as_mut().define(&mut def)?;
-        Ok(Box::new(DefinedCell { agent: *self, def }))
+        Ok(Box::new(DefinedCell {
+            agent: *self,
+            def,
+            restart: None,
+        }))
     }
 }
 
-struct DefinedCell<A: Agent> {
-    agent: A,
-    def: Define<A>,
+/// A defined agent, not yet bound.
+pub(super) struct DefinedCell<A: Agent> {
+    pub(super) agent: A,
+    pub(super) def: Define<A>,
+    /// A supervised agent's factory (and, on restart, the messages deferred to it).
+    pub(super) restart: Option<Box<Restartable<A>>>,
 }
 
 impl<A: Agent> DefinedAgent for DefinedCell<A> {
@@ -123,21 +192,43 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
         SenderParts {
             insend: std::mem::take(&mut self.def.insend),
             limits: std::mem::take(&mut self.def.limits),
+            track_depth: self.def.track_depth,
             multi: std::mem::take(&mut self.def.multi),
-            panic_reaction: self.def.panic_reaction,
+            // A supervised agent's failures go to its supervisor unless it says otherwise.
+            panic_reaction: self
+                .def
+                .panic_reaction
+                .or(self.restart.is_some().then_some(PanicReaction::Supervise)),
         }
     }
 
     fn into_body(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
-        let DefinedCell { agent, def } = *self;
+        let DefinedCell {
+            agent,
+            def,
+            restart,
+        } = *self;
         let Define {
             me,
             states,
             mut table,
             initial,
+            time_handlers,
             ..
         } = def;
         table.resolve(&states);
+        let mut observe = attach.observe;
+        observe.time_handlers |= time_handlers;
+        if observe.time_handlers {
+            me.shared().stats.timed.store(true, Ordering::Relaxed);
+        }
+        let mut gate = NOT_STARTED;
+        if states.has_time_limits() {
+            gate |= TIME_LIMITED;
+        }
+        if observe.any() {
+            gate |= OBSERVED;
+        }
         Box::new(AgentCell {
             agent,
             ctx: Ctx {
@@ -148,20 +239,49 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 state: State::DEFAULT,
                 state_names: states.names(),
                 in_transition: false,
+                finishing: false,
                 pending_state: None,
                 _agent: PhantomData,
             },
-            time_limited: states.has_time_limits(),
+            gate,
             limit_epoch: 0,
             limit_timers: Vec::new(),
             states,
             table,
             initial,
-            started: false,
             multi: attach.multi,
             panic_reaction: attach.panic_reaction,
-            _lease: attach.lease,
+            observe,
+            restart,
+            lease: attach.lease,
         })
+    }
+}
+
+/// `gate` bits (ground rules): the agent has not started yet…
+const NOT_STARTED: u8 = 1;
+/// … has states with time limits (their expiry messages are internal) …
+const TIME_LIMITED: u8 = 2;
+/// … is traced, timed or spanned …
+const OBSERVED: u8 = 4;
+/// … failed and waits for its supervisor (supervised agents only).
+const FAILED: u8 = 8;
+
+/// What a handler call came to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dispatched {
+    Handled,
+    Panicked,
+    Unhandled,
+}
+
+impl From<Dispatched> for Taken {
+    #[inline(always)]
+    fn from(d: Dispatched) -> Taken {
+        match d {
+            Dispatched::Unhandled => Taken::Unhandled,
+            Dispatched::Handled | Dispatched::Panicked => Taken::Handled,
+        }
     }
 }
 
@@ -186,18 +306,156 @@ struct AgentCell<A: Agent> {
     states: StateTree<A>,
     table: HandlerTable<A>,
     initial: State,
-    started: bool,
-    time_limited: bool,
+    /// Ground rules: zero on the hot path.
+    gate: u8,
     limit_epoch: u64,
     limit_timers: Vec<ActiveLimit>,
     multi: Vec<(MultiMbox, TypeId)>,
     panic_reaction: PanicReaction,
-    _lease: Lease,
+    observe: Observe,
+    /// A supervised agent's factory and deferred messages.
+    restart: Option<Box<Restartable<A>>>,
+    lease: Lease,
 }
 
 impl<A: Agent> AgentCell<A> {
     fn shared(&self) -> &Arc<AgentShared> {
         self.ctx.mbox.shared()
+    }
+
+    /// Releases the message's limit place, finds its handler and runs it (the hot path).
+    #[inline(always)]
+    fn dispatch(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Dispatched {
+        let shared = self.ctx.mbox.shared();
+        if limit != LimitSlot::NONE
+            && let Some(b) = shared.binding()
+        {
+            b.limits.release(limit);
+        }
+        let Some(handler) = self.table.lookup(source, payload.type_id(), self.ctx.state) else {
+            shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(
+                target: "agentry::delivery",
+                agent = %self.ctx.id,
+                agent_type = shared.agent_type,
+                message = payload.type_name(),
+                state = self.states.name(self.ctx.state),
+                "no handler in the current state"
+            );
+            payload.reject(Undelivered::NoHandler);
+            return Dispatched::Unhandled;
+        };
+        let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
+        let agent = &mut self.agent;
+        let ctx = &mut self.ctx;
+        // SAFETY: the handler belongs to `self.table`, which is alive and not touched while
+        // the handler runs (handlers.rs ground rules).
+        let ok = catch_unwind(AssertUnwindSafe(|| unsafe {
+            handler.call(agent, ctx, payload)
+        }))
+        .is_ok();
+        CURRENT_AGENT.set(previous);
+        if !ok {
+            self.on_panic();
+            return Dispatched::Panicked;
+        }
+        if self.ctx.pending_state.is_some() {
+            self.apply_pending();
+        }
+        Dispatched::Handled
+    }
+
+    /// Everything but the hot path (`gate` is not zero).
+    #[inline(never)]
+    fn on_message_slow(
+        &mut self,
+        source: MboxId,
+        payload: Payload,
+        limit: LimitSlot,
+        token: Option<Arc<TimerToken>>,
+    ) -> Taken {
+        if self.gate & NOT_STARTED != 0 {
+            self.start();
+        }
+        if self.gate & FAILED != 0 {
+            self.defer(Deferred {
+                source,
+                payload,
+                limit,
+                token,
+            });
+            return Taken::Deferred;
+        }
+        if self.gate & TIME_LIMITED != 0 && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
+            if let Some(b) = self.shared().binding() {
+                b.limits.release(limit);
+            }
+            if let Ok(expired) = payload.take::<TimeLimitExpired>() {
+                self.on_time_limit(expired);
+            }
+            return Taken::Handled;
+        }
+        if self.gate & OBSERVED != 0 {
+            return self.dispatch_observed(source, payload, limit);
+        }
+        self.dispatch(source, payload, limit).into()
+    }
+
+    /// [`dispatch`](Self::dispatch) with the agent's observation: a span around it, its time,
+    /// and its trace record.
+    fn dispatch_observed(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
+        let message = payload.type_name();
+        let message_type = payload.type_id();
+        let state = self.ctx.state;
+        let span = self.observe.spans.then(|| {
+            tracing::debug_span!(
+                target: "agentry::delivery",
+                "handle",
+                agent = %self.ctx.id,
+                agent_type = self.shared().agent_type,
+                message,
+                mbox = %source
+            )
+            .entered()
+        });
+        let started = self.observe.time_handlers.then(Instant::now);
+        let dispatched = self.dispatch(source, payload, limit);
+        if let Some(started) = started {
+            let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let total = &self.shared().stats.handler_ns;
+            // Single writer (this agent's worker): no locked instruction.
+            total.store(
+                total.load(Ordering::Relaxed).saturating_add(took),
+                Ordering::Relaxed,
+            );
+        }
+        drop(span);
+        if let Some(sink) = &self.observe.trace {
+            sink.emit(&TraceRecord {
+                agent: Some(self.ctx.id),
+                agent_type: Some(self.shared().agent_type),
+                mbox: Some(source),
+                message,
+                message_type,
+                outcome: match dispatched {
+                    Dispatched::Handled => Outcome::Handled,
+                    Dispatched::Panicked => Outcome::Panicked,
+                    Dispatched::Unhandled => Outcome::Ignored {
+                        state: self.states.name(state),
+                    },
+                },
+            });
+        }
+        dispatched.into()
+    }
+
+    /// Keeps a message for the next incarnation (a failed supervised agent).
+    fn defer(&mut self, deferred: Deferred) {
+        let restart = self
+            .restart
+            .as_mut()
+            .expect("invariant: only supervised agents fail");
+        restart.defer(self.ctx.mbox.shared(), self.ctx.id, deferred);
     }
 
     /// Runs `f` with the agent and its context, catching a panic. Returns false on panic.
@@ -223,10 +481,36 @@ impl<A: Agent> AgentCell<A> {
             "handler panicked"
         );
         self.ctx.pending_state = None;
-        self.ctx
-            .env
-            .inner()
-            .react_to_panic(self.panic_reaction, self.ctx.coop);
+        match self.panic_reaction {
+            // Leaving anyway (its coop is going, or its supervisor is stopping it).
+            PanicReaction::Supervise if self.ctx.finishing => {}
+            PanicReaction::Supervise => self.fail(),
+            reaction => self.ctx.env.inner().react_to_panic(reaction, self.ctx.coop),
+        }
+    }
+
+    /// A supervised failure: stop handling and tell the supervisor (ground rules). Without a
+    /// supervisor the reaction is `DeregisterCoop`.
+    fn fail(&mut self) {
+        if self.gate & FAILED != 0 {
+            return;
+        }
+        let link = self
+            .shared()
+            .binding()
+            .and_then(|b| b.supervisor.as_ref())
+            .filter(|_| self.restart.is_some());
+        match link {
+            Some(link) => {
+                link.report_failure(self.ctx.id);
+                self.gate |= FAILED;
+            }
+            None => self
+                .ctx
+                .env
+                .inner()
+                .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop),
+        }
     }
 
     /// Leaves state `s`: cancels its time limit and runs its on_exit hook. False if the hook
@@ -317,7 +601,7 @@ impl<A: Agent> AgentCell<A> {
     }
 
     fn start(&mut self) {
-        self.started = true;
+        self.gate &= !NOT_STARTED;
         let entry = self.states.entry_path(self.initial);
         self.ctx.in_transition = true;
         let mut ok = true;
@@ -347,74 +631,14 @@ fn catch_hook<A>(agent: &mut A, ctx: &mut Ctx<A>, hook: &super::state::Hook<A>) 
     ok
 }
 
-impl<A: Agent> AgentBody for AgentCell<A> {
-    fn on_start(&mut self) {
-        if !self.started {
+impl<A: Agent> AgentCell<A> {
+    /// Ends this incarnation: `on_finish`, every state left (innermost first). Its multi-mbox
+    /// subscriptions stay (see [`unsubscribe`](Self::unsubscribe)).
+    fn finish_incarnation(&mut self) {
+        if self.gate & NOT_STARTED != 0 {
             self.start();
         }
-    }
-
-    #[inline]
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> bool {
-        if !self.started {
-            self.start();
-        }
-        let shared = self.ctx.mbox.shared();
-        if limit != LimitSlot::NONE
-            && let Some(b) = shared.binding()
-        {
-            b.limits.release(limit);
-        }
-        if self.time_limited && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
-            let expired = payload.take::<TimeLimitExpired>();
-            if let Ok(expired) = expired {
-                self.on_time_limit(expired);
-            }
-            return true;
-        }
-        let Some(handler) = self.table.lookup(source, payload.type_id(), self.ctx.state) else {
-            shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!(
-                target: "agentry::delivery",
-                agent = %self.ctx.id,
-                agent_type = shared.agent_type,
-                message = payload.type_name(),
-                state = self.states.name(self.ctx.state),
-                "no handler in the current state"
-            );
-            payload.reject(Undelivered::NoHandler);
-            return false;
-        };
-        let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
-        let agent = &mut self.agent;
-        let ctx = &mut self.ctx;
-        // SAFETY: the handler belongs to `self.table`, which is alive and not touched while
-        // the handler runs (handlers.rs ground rules).
-        let ok = catch_unwind(AssertUnwindSafe(|| unsafe {
-            handler.call(agent, ctx, payload)
-        }))
-        .is_ok();
-        CURRENT_AGENT.set(previous);
-        if !ok {
-            self.on_panic();
-        } else if self.ctx.pending_state.is_some() {
-            self.apply_pending();
-        }
-        true
-    }
-
-    fn discard(&mut self, payload: Payload, limit: LimitSlot) {
-        if let Some(b) = self.ctx.mbox.shared().binding() {
-            b.limits.release(limit);
-        }
-        drop(payload);
-    }
-
-    fn on_finish(&mut self) -> Exit {
-        if !self.started {
-            self.start();
-        }
-        self.shared().stop_accepting();
+        self.ctx.finishing = true;
         self.guarded(|agent, ctx| agent.on_finish(ctx));
         self.ctx.pending_state = None;
         // Leave every state, innermost first.
@@ -427,13 +651,134 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             }
         }
         self.ctx.in_transition = false;
-        let me = self.ctx.mbox.id();
-        for (mbox, type_id) in self.multi.drain(..) {
-            mbox.remove_subscriber(type_id, me);
+    }
+
+    /// Ends the agent's multi-mbox subscriptions.
+    fn unsubscribe(&mut self) {
+        unsubscribe(self.ctx.mbox.id(), std::mem::take(&mut self.multi));
+    }
+
+    /// A supervisor's `Stop`: this incarnation ends, the slot moves on to the next one (a new
+    /// id), the agent value is dropped, and a suspended body takes the slot
+    /// (`agent/restart.rs`).
+    fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
+        self.finish_incarnation();
+        let env = self.ctx.env.clone();
+        env.inner().drop_watches_of(self.ctx.mbox.id());
+        let next = cx.next_incarnation();
+        let b = self
+            .shared()
+            .binding()
+            .expect("invariant: a registered agent is bound");
+        b.target.set(next);
+        let link = b.supervisor.clone();
+        let AgentCell {
+            agent,
+            ctx,
+            restart,
+            lease,
+            observe,
+            multi,
+            ..
+        } = self;
+        if catch_unwind(AssertUnwindSafe(move || drop(agent))).is_err() {
+            ctx.mbox
+                .shared()
+                .stats
+                .panics
+                .fetch_add(1, Ordering::Relaxed);
+            ctx.mbox
+                .shared()
+                .counters
+                .panics
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(agent = %ctx.id, "agent panicked while being dropped");
+        }
+        let suspended = Suspended {
+            mbox: ctx.mbox,
+            id: next.id(),
+            coop: ctx.coop,
+            env,
+            lease,
+            restart: restart.expect("invariant: only supervised agents are stopped"),
+            observe,
+            multi,
+        };
+        if let Some(link) = link {
+            link.ack(epoch, crate::supervision::supervisor::Ack::Stopped);
+        }
+        Box::new(suspended)
+    }
+}
+
+impl<A: Agent> AgentBody for AgentCell<A> {
+    fn on_start(&mut self) {
+        if self.gate & NOT_STARTED != 0 {
+            self.start();
+        }
+    }
+
+    #[inline]
+    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
+        if self.gate != 0 {
+            return self.on_message_slow(source, payload, limit, None);
+        }
+        self.dispatch(source, payload, limit).into()
+    }
+
+    fn on_timer_message(
+        &mut self,
+        source: MboxId,
+        payload: Payload,
+        limit: LimitSlot,
+        token: Arc<TimerToken>,
+    ) -> Taken {
+        if self.gate != 0 {
+            return self.on_message_slow(source, payload, limit, Some(token));
+        }
+        self.dispatch(source, payload, limit).into()
+    }
+
+    fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) {
+        revoked(self.ctx.mbox.shared(), self.ctx.id, source, payload, limit);
+    }
+
+    fn on_finish(&mut self) -> Exit {
+        self.shared().stop_accepting();
+        self.finish_incarnation();
+        self.unsubscribe();
+        if let Some(restart) = &mut self.restart {
+            drop_deferred(
+                self.ctx.mbox.shared(),
+                std::mem::take(&mut restart.deferred),
+            );
         }
         Exit {
             env: self.ctx.env.clone(),
             coop: self.ctx.coop,
+            agent: Arc::clone(self.ctx.mbox.shared()),
         }
+    }
+
+    fn control(
+        self: Box<Self>,
+        control: Control,
+        cx: &mut IncarnationCx<'_>,
+    ) -> Box<dyn AgentBody> {
+        match control {
+            Control::Stop { epoch } => self.stop_for_restart(epoch, cx),
+            // Running already: what `Start` asks for (the supervisor only starts what it
+            // stopped, so this does not happen; the ack keeps it from waiting regardless).
+            Control::Start { epoch } => {
+                if let Some(link) = self.shared().binding().and_then(|b| b.supervisor.as_ref()) {
+                    link.ack(epoch, crate::supervision::supervisor::Ack::Started);
+                }
+                self
+            }
+        }
+    }
+
+    fn state_name(&self) -> &str {
+        self.states.name(self.ctx.state)
     }
 }

@@ -3,9 +3,10 @@
 use super::Agent;
 use super::state::State;
 use crate::coop::{Coop, DeregReason};
+use crate::destination::Destination;
 use crate::env::EnvHandle;
-use crate::error::{RegisterError, StateError};
-use crate::ids::{AgentId, CoopId};
+use crate::error::{RegisterError, StateError, WatchError};
+use crate::ids::{AgentId, CoopId, WatchId};
 use crate::mbox::Mbox;
 use crate::stats::AgentStats;
 use crate::timer::TimerHandle;
@@ -28,6 +29,8 @@ pub struct Ctx<A> {
     /// Names of the agent's states, by index.
     pub(crate) state_names: Arc<[Cow<'static, str>]>,
     pub(crate) in_transition: bool,
+    /// In `on_finish` or leaving its states for the last time (this incarnation ends).
+    pub(crate) finishing: bool,
     pub(crate) pending_state: Option<State>,
     pub(crate) _agent: PhantomData<fn(&mut A)>,
 }
@@ -102,10 +105,11 @@ impl<A: Agent> Ctx<A> {
         self.env.register_coop(coop)
     }
 
-    /// Sends `message` to `to` after `delay` (see [`EnvHandle::send_delayed`]).
+    /// Sends `message` to `to` (an mbox, a multi mbox or a chain) after `delay` (see
+    /// [`EnvHandle::send_delayed`]).
     pub fn send_delayed<M: Send + 'static>(
         &self,
-        to: &Mbox,
+        to: &(impl Destination<M> + Clone),
         delay: Duration,
         message: M,
     ) -> TimerHandle {
@@ -116,7 +120,7 @@ impl<A: Agent> Ctx<A> {
     /// [`EnvHandle::send_periodic`]).
     pub fn send_periodic<M: Clone + Send + 'static>(
         &self,
-        to: &Mbox,
+        to: &(impl Destination<M> + Clone),
         delay: Duration,
         period: Duration,
         message: M,
@@ -127,6 +131,35 @@ impl<A: Agent> Ctx<A> {
     /// This agent's counters.
     pub fn stats(&self) -> AgentStats {
         self.mbox.stats()
+    }
+
+    /// Watches the agent behind `target`: when it is gone this agent receives a
+    /// [`Terminated`](crate::Terminated) with the reason — at once if it is gone already (see
+    /// [`watch`](crate::watch) for the rules). Errors: watching itself
+    /// ([`WatchError::SelfWatch`]), an agent never registered ([`WatchError::NotRegistered`]),
+    /// of another environment ([`WatchError::OtherEnv`]), or from `on_finish` and the state
+    /// exits that follow it ([`WatchError::WatcherFinishing`]).
+    pub fn watch(&self, target: &Mbox) -> Result<WatchId, WatchError> {
+        if self.finishing {
+            return Err(WatchError::WatcherFinishing);
+        }
+        self.env.inner().watch_agent(&self.mbox, target)
+    }
+
+    /// Watches the coop `coop`: when it is gone (deregistration complete) this agent receives
+    /// a [`Terminated`](crate::Terminated) with the reason; at once, with
+    /// [`ExitReason::Unknown`](crate::ExitReason::Unknown), if it is not registered.
+    pub fn watch_coop(&self, coop: CoopId) -> Result<WatchId, WatchError> {
+        if self.finishing {
+            return Err(WatchError::WatcherFinishing);
+        }
+        Ok(self.env.inner().watch_coop(&self.mbox, coop))
+    }
+
+    /// Removes a watch this agent made; [`WatchError::UnknownWatch`] if it already fired, was
+    /// removed, or is not this agent's.
+    pub fn unwatch(&self, watch: WatchId) -> Result<(), WatchError> {
+        self.env.inner().unwatch(&self.mbox, watch)
     }
 }
 

@@ -60,6 +60,8 @@ pub struct Define<A: Agent> {
     pub(crate) initial: State,
     pub(crate) panic_reaction: Option<PanicReaction>,
     pub(crate) priority: Priority,
+    pub(crate) time_handlers: bool,
+    pub(crate) track_depth: bool,
 }
 
 impl<A: Agent> Define<A> {
@@ -74,6 +76,8 @@ impl<A: Agent> Define<A> {
             initial: State::DEFAULT,
             panic_reaction: None,
             priority: Priority::P0,
+            time_handlers: false,
+            track_depth: false,
         }
     }
 
@@ -230,9 +234,28 @@ impl<A: Agent> Define<A> {
         self
     }
 
-    /// What happens when one of this agent's handlers panics (default: the coop's reaction).
+    /// What happens when one of this agent's handlers panics (default: the coop's reaction;
+    /// for an agent added with [`Coop::add_supervised`](crate::Coop::add_supervised),
+    /// [`PanicReaction::Supervise`]).
     pub fn panic_reaction(&mut self, reaction: PanicReaction) -> &mut Self {
         self.panic_reaction = Some(reaction);
+        self
+    }
+
+    /// Measures the time this agent's handlers take (`AgentStats::handler_time`), whatever
+    /// the environment's setting ([`EnvBuilder::handler_time`](crate::EnvBuilder::handler_time)).
+    /// Costs two clock reads per message.
+    pub fn measure_handler_time(&mut self) -> &mut Self {
+        self.time_handlers = true;
+        self
+    }
+
+    /// Tracks how many messages wait in this agent's queue (`AgentStats::queue_depth`),
+    /// whatever the environment's setting
+    /// ([`EnvBuilder::queue_depth`](crate::EnvBuilder::queue_depth)). Costs an atomic
+    /// increment per send and a decrement per message taken.
+    pub fn track_queue_depth(&mut self) -> &mut Self {
+        self.track_depth = true;
         self
     }
 

@@ -67,6 +67,11 @@ impl InsendTable {
         true
     }
 
+    /// The message types with an insend handler.
+    pub(crate) fn type_ids(&self) -> Vec<TypeId> {
+        self.entries.iter().map(|(t, _)| *t).collect()
+    }
+
     pub(crate) fn contains<M: 'static>(&self) -> bool {
         self.entries.iter().any(|(t, _)| *t == TypeId::of::<M>())
     }

@@ -12,23 +12,39 @@ use crate::env::EnvInner;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::limit::{Acquire, LimitTable};
 use crate::message::payload::Payload;
-use crate::slab::AgentRef;
+use crate::slab::IncarnationRef;
 use crate::stats::EnvCounters;
+use crate::supervision::SupervisorLink;
 use crate::timer::token::TimerToken;
+use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
+use crate::watch::ExitReason;
+use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-/// Everything fixed when the agent's coop is registered.
+/// Everything fixed when the agent's coop is registered (a supervised agent's restarts keep
+/// it: only the incarnation in `target` moves on, see `agent/restart.rs`).
 pub(crate) struct Binding {
-    pub(crate) id: AgentId,
     pub(crate) coop: CoopId,
-    pub(crate) target: AgentRef,
+    /// The agent's current incarnation.
+    pub(crate) target: IncarnationRef,
     pub(crate) queue: EventQueue,
     pub(crate) insend: InsendTable,
     pub(crate) limits: LimitTable,
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) env: Weak<EnvInner>,
+    /// Its supervisor, if it was added with a factory to a supervising coop.
+    pub(crate) supervisor: Option<SupervisorLink>,
+    /// The message tracer, if tracing is on (read on the insend path, next to `insend`).
+    pub(crate) trace: Option<Arc<TraceSink>>,
+}
+
+impl Binding {
+    /// The id of the agent's current incarnation.
+    pub(crate) fn id(&self) -> AgentId {
+        self.target.load().id()
+    }
 }
 
 /// Per-agent counters, readable from any thread.
@@ -45,6 +61,12 @@ pub(crate) struct AgentCounters {
     pub(crate) refused: AtomicU64,
     pub(crate) limit_dropped: AtomicU64,
     pub(crate) panics: AtomicU64,
+    pub(crate) dropped: AtomicU64,
+    pub(crate) restarts: AtomicU64,
+    /// Whether its handlers are timed (`handler_ns` is meaningful).
+    pub(crate) timed: AtomicBool,
+    /// Written by its worker only.
+    pub(crate) handler_ns: AtomicU64,
 }
 
 /// A message the agent did not take, given back to the sender.
@@ -62,6 +84,8 @@ pub(crate) struct AgentShared {
     pub(crate) stats: AgentCounters,
     binding: OnceLock<Binding>,
     accepting: AtomicBool,
+    /// Why the agent is gone, once it is (set under the registry lock; death watch).
+    pub(crate) exit: OnceLock<ExitReason>,
 }
 
 impl AgentShared {
@@ -73,6 +97,7 @@ impl AgentShared {
             stats: AgentCounters::default(),
             binding: OnceLock::new(),
             accepting: AtomicBool::new(false),
+            exit: OnceLock::new(),
         }
     }
 
@@ -106,7 +131,7 @@ impl AgentShared {
     /// A message sent by a timer carries the timer's token: the insend handler runs only if
     /// the token allows it, and a queued message travels as a [`Revocable`] demand that the
     /// dispatcher checks when it takes it (`timer.rs` ground rules).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn deliver<P: Send + 'static>(
         self: &Arc<Self>,
         source: MboxId,
@@ -119,7 +144,7 @@ impl AgentShared {
         };
         if let Some(handler) = b.insend.find::<P>() {
             if timer.is_some_and(|t| !t.may_deliver()) {
-                self.counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
+                self.revoked_insend::<P>(source);
                 return Ok(());
             }
             self.run_insend(b, handler, message);
@@ -134,10 +159,11 @@ impl AgentShared {
                 Acquire::Exceeded(entry) => return entry.react(self, message),
             }
         };
+        let target = b.target.load();
         let demand = match timer {
-            None => Demand::message(b.target, source, wrap(message), limit),
+            None => Demand::message(target, source, wrap(message), limit),
             Some(token) => Demand::revocable(
-                b.target,
+                target,
                 source,
                 Revocable {
                     token: Arc::clone(token),
@@ -148,11 +174,21 @@ impl AgentShared {
         };
         match b.queue.push(demand) {
             Ok(()) => Ok(()),
-            Err(demand) => {
-                b.limits.release(limit);
-                Err(Refused::Gone(demand.into_message::<P>()))
-            }
+            Err(demand) => Err(Self::closed_queue(b, limit, demand)),
         }
+    }
+
+    /// The agent's dispatcher was closed under the send: the message is given back (kept out
+    /// of `deliver`, which must stay small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn closed_queue<P: Send + 'static>(
+        b: &Binding,
+        limit: LimitSlot,
+        demand: Demand,
+    ) -> Refused<P> {
+        b.limits.release(limit);
+        Refused::Gone(demand.into_message::<P>())
     }
 
     /// Runs an insend handler on the calling (sender's) thread, catching a panic.
@@ -162,17 +198,77 @@ impl AgentShared {
         handler: &super::insend::InsendFn<P>,
         message: P,
     ) {
-        let ctx = InsendCtx::new(self, b.id);
-        if catch_unwind(AssertUnwindSafe(|| handler(&ctx, message))).is_ok() {
+        let id = b.id();
+        let ctx = InsendCtx::new(self, id);
+        let ok = catch_unwind(AssertUnwindSafe(|| handler(&ctx, message))).is_ok();
+        if let Some(sink) = &b.trace {
+            sink.emit(&TraceRecord {
+                agent: Some(id),
+                agent_type: Some(self.agent_type),
+                mbox: Some(self.mbox_id),
+                message: std::any::type_name::<P>(),
+                message_type: TypeId::of::<P>(),
+                outcome: if ok {
+                    Outcome::InsendHandled
+                } else {
+                    Outcome::Panicked
+                },
+            });
+        }
+        if ok {
             self.stats.insend_handled.fetch_add(1, Ordering::Relaxed);
         } else {
             self.stats.panics.fetch_add(1, Ordering::Relaxed);
             self.counters.panics.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(agent = %b.id, agent_type = self.agent_type, "insend handler panicked");
-            if let Some(env) = b.env.upgrade() {
-                env.react_to_panic(b.panic_reaction, b.coop);
+            tracing::error!(agent = %id, agent_type = self.agent_type, "insend handler panicked");
+            match (&b.supervisor, b.panic_reaction) {
+                // The agent keeps handling until its supervisor stops it.
+                (Some(link), PanicReaction::Supervise) => link.report_failure(id),
+                (_, reaction) => {
+                    if let Some(env) = b.env.upgrade() {
+                        env.react_to_panic(reaction, b.coop);
+                    }
+                }
             }
         }
+    }
+
+    /// Counts and traces a cancelled timer's message that did not reach an insend handler
+    /// (kept out of `deliver`, which must stay small enough to inline).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn revoked_insend<P: 'static>(&self, source: MboxId) {
+        self.counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
+        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.trace_drop::<P>(source, DropReason::TimerRevoked);
+    }
+
+    /// Counts a send refused because the agent is not running (`dead_letters`, `refused`,
+    /// `dropped`) and traces it.
+    pub(crate) fn count_gone<P: 'static>(&self) {
+        self.stats.refused.fetch_add(1, Ordering::Relaxed);
+        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+        if self.counters.trace.is_some() {
+            // Bound but not accepting and not gone yet: its coop is on its way out.
+            let why = match (self.binding(), self.exit.get()) {
+                (Some(_), None) => DropReason::CoopDeregistering,
+                _ => DropReason::AgentGone,
+            };
+            self.trace_drop::<P>(self.mbox_id, why);
+        }
+    }
+
+    /// Traces a message of type `P` for this agent that was dropped.
+    pub(crate) fn trace_drop<P: 'static>(&self, source: MboxId, why: DropReason) {
+        self.counters.trace(|| TraceRecord {
+            agent: self.binding().map(Binding::id),
+            agent_type: Some(self.agent_type),
+            mbox: Some(source),
+            message: std::any::type_name::<P>(),
+            message_type: TypeId::of::<P>(),
+            outcome: Outcome::Dropped(why),
+        });
     }
 
     /// Counts and disposes of a refused message.
@@ -184,8 +280,7 @@ impl AgentShared {
         use crate::message::Undelivered;
         let (payload, why) = match refused {
             Refused::Gone(m) => {
-                self.stats.refused.fetch_add(1, Ordering::Relaxed);
-                self.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+                self.count_gone::<P>();
                 (wrap(m), Undelivered::AgentGone)
             }
             Refused::Overloaded(m) => (wrap(m), Undelivered::Overloaded),

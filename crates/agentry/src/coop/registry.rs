@@ -15,7 +15,11 @@
 use super::{CoopDeregistered, DeregListener, DeregReason, PanicReaction};
 use crate::agent::shared::AgentShared;
 use crate::error::{DeregisterError, RegisterError};
-use crate::ids::CoopId;
+use crate::ids::{CoopId, WatchId};
+use crate::mbox::Mbox;
+use crate::supervision::SupervisorShared;
+use crate::watch::table::WatchTable;
+use crate::watch::{ExitReason, Terminated, WatchTarget};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -35,6 +39,8 @@ struct Entry {
     status: Status,
     listeners: Vec<DeregListener>,
     panic_reaction: PanicReaction,
+    /// What its supervisor publishes, if it supervises.
+    supervisor: Option<Arc<SupervisorShared>>,
 }
 
 /// Work for the environment to do outside the registry lock.
@@ -44,6 +50,8 @@ pub(crate) struct Actions {
     pub(crate) finish: Vec<Arc<AgentShared>>,
     /// Listeners to notify.
     pub(crate) notify: Vec<(Vec<DeregListener>, CoopDeregistered)>,
+    /// Death-watch messages to send (`watch.rs`).
+    pub(crate) terminated: Vec<(Mbox, Terminated)>,
     /// The registry became empty.
     pub(crate) became_empty: bool,
 }
@@ -51,6 +59,7 @@ pub(crate) struct Actions {
 #[derive(Default)]
 pub(crate) struct Registry {
     coops: HashMap<CoopId, Entry>,
+    pub(crate) watches: WatchTable,
 }
 
 impl Registry {
@@ -67,6 +76,65 @@ impl Registry {
         self.coops.get(&id).map(|e| e.panic_reaction)
     }
 
+    /// True unless `id` is registered and not being deregistered.
+    pub(crate) fn is_leaving(&self, id: CoopId) -> bool {
+        !self
+            .coops
+            .get(&id)
+            .is_some_and(|e| matches!(e.status, Status::Registered))
+    }
+
+    /// What the supervisor of coop `id` publishes, if `id` is registered and supervises.
+    pub(crate) fn supervisor_of(&self, id: CoopId) -> Option<&Arc<SupervisorShared>> {
+        self.coops.get(&id)?.supervisor.as_ref()
+    }
+
+    /// `watcher` watches the agent of `target`; returns the watch and, if the agent is already
+    /// gone, its `Terminated` (the watch is then not kept).
+    pub(crate) fn watch_agent(
+        &mut self,
+        watcher: &Mbox,
+        target: &AgentShared,
+    ) -> (WatchId, Option<Terminated>) {
+        let id = WatchId::next();
+        let what = WatchTarget::Agent(target.mbox_id);
+        match target.exit.get() {
+            Some(&reason) => (
+                id,
+                Some(Terminated {
+                    watch: id,
+                    target: what,
+                    reason,
+                }),
+            ),
+            None => {
+                self.watches.add(id, watcher, what);
+                (id, None)
+            }
+        }
+    }
+
+    /// `watcher` watches the coop `coop`; as [`watch_agent`](Self::watch_agent).
+    pub(crate) fn watch_coop(
+        &mut self,
+        watcher: &Mbox,
+        coop: CoopId,
+    ) -> (WatchId, Option<Terminated>) {
+        let id = WatchId::next();
+        let what = WatchTarget::Coop(coop);
+        if self.coops.contains_key(&coop) {
+            self.watches.add(id, watcher, what);
+            (id, None)
+        } else {
+            let gone = Terminated {
+                watch: id,
+                target: what,
+                reason: ExitReason::Unknown,
+            };
+            (id, Some(gone))
+        }
+    }
+
     /// Checks the parent and records a new coop.
     pub(crate) fn insert(
         &mut self,
@@ -75,6 +143,7 @@ impl Registry {
         agents: Vec<Arc<AgentShared>>,
         listeners: Vec<DeregListener>,
         panic_reaction: PanicReaction,
+        supervisor: Option<Arc<SupervisorShared>>,
     ) -> Result<(), RegisterError> {
         if let Some(p) = parent {
             let parent_entry = self
@@ -97,6 +166,7 @@ impl Registry {
                 status: Status::Registered,
                 listeners,
                 panic_reaction,
+                supervisor,
             },
         );
         Ok(())
@@ -149,9 +219,22 @@ impl Registry {
         Ok(actions)
     }
 
-    /// One agent of `coop` has finished and been dropped.
-    pub(crate) fn agent_finished(&mut self, coop: CoopId) -> Actions {
+    /// One agent of `coop` has finished and been dropped: it records why on its mbox, its
+    /// watches fire and the watches it made are dropped (`watch.rs`).
+    pub(crate) fn agent_finished(&mut self, coop: CoopId, agent: &AgentShared) -> Actions {
         let mut actions = Actions::default();
+        let reason = match self.coops.get(&coop).map(|e| &e.status) {
+            Some(Status::Deregistering { reason, .. }) => ExitReason::from(*reason),
+            Some(Status::Registered) => ExitReason::Normal,
+            None => ExitReason::Unknown,
+        };
+        let _ = agent.exit.set(reason);
+        self.watches.fire(
+            WatchTarget::Agent(agent.mbox_id),
+            reason,
+            &mut actions.terminated,
+        );
+        self.watches.drop_watcher(agent.mbox_id);
         let Some(e) = self.coops.get_mut(&coop) else {
             tracing::error!(%coop, "agent finished in an unknown coop");
             return actions;
@@ -189,6 +272,8 @@ impl Registry {
                 Status::Deregistering { reason, .. } => reason,
                 Status::Registered => DeregReason::Normal,
             };
+            self.watches
+                .fire(WatchTarget::Coop(c), reason.into(), &mut actions.terminated);
             actions
                 .notify
                 .push((e.listeners, CoopDeregistered { coop: c, reason }));

@@ -29,7 +29,7 @@
 //!   race with closing are discarded and counted when the queue is dropped.
 
 use super::local_queue::LocalQueue;
-use super::worker::execute;
+use super::worker::{Observer, execute, execute_observed};
 use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
     PreparedBinding,
@@ -502,6 +502,10 @@ impl OneThreadDispatcher {
             queue: Arc::clone(&queue),
             slab: Arc::clone(&inner.slab),
             handled: 0,
+            cursor: Cursor {
+                remote: false,
+                left: BATCH,
+            },
             _not_send: PhantomData,
         };
         Ok((Self::with_queue(inner, queue, "driven"), driver))
@@ -568,7 +572,25 @@ pub struct Driver {
     queue: Arc<Queue>,
     slab: Arc<AgentSlab>,
     handled: u64,
+    /// Where [`step_observed`](Self::step_observed) takes its next demand from.
+    cursor: Cursor,
     _not_send: PhantomData<*const ()>,
+}
+
+/// The position of a driver that runs one demand at a time in the FIFO policy of
+/// `serve_fifo`: which part of the queue it takes from, and how many more demands it takes
+/// there before it turns to the other part.
+#[derive(Debug)]
+struct Cursor {
+    remote: bool,
+    left: usize,
+}
+
+impl Cursor {
+    fn turn(&mut self) {
+        self.remote = !self.remote;
+        self.left = BATCH;
+    }
 }
 
 impl Driver {
@@ -585,6 +607,72 @@ impl Driver {
         let ran = worker.handled - self.handled;
         self.handled = worker.handled;
         usize::try_from(ran).unwrap_or(usize::MAX)
+    }
+
+    /// Runs the next demand and reports it to `observer` (the testing kit). Demands are taken
+    /// in the order of the FIFO policy — up to a batch from the local part, then up to a batch
+    /// from the remote part — with the finish barrier. False if nothing was queued.
+    pub(crate) fn step_observed<O: Observer>(&mut self, observer: &mut O) -> bool {
+        let lane = &self.queue.lanes[0];
+        let mut empty_parts = 0;
+        loop {
+            let next = if self.cursor.remote {
+                // SAFETY: single consumer: the driver stays on the thread that serves the
+                // queue (it is not `Send`).
+                unsafe { lane.remote.pop() }
+            } else {
+                // SAFETY: this is the serving thread; the borrow ends before the demand runs.
+                unsafe { (*lane.local.get()).pop() }
+            };
+            let Some(mut demand) = next else {
+                empty_parts += 1;
+                if empty_parts == 2 {
+                    return false;
+                }
+                self.cursor.turn();
+                continue;
+            };
+            empty_parts = 0;
+            let from_remote = self.cursor.remote;
+            self.cursor.left -= 1;
+            if self.cursor.left == 0 {
+                self.cursor.turn();
+            }
+            if demand.kind == Kind::FINISH {
+                // Finish barrier (ground rules): behind what the other part holds.
+                demand.kind = Kind::FINISH_NOW;
+                if from_remote {
+                    // SAFETY: this is the serving thread; no other borrow of `local`.
+                    unsafe { (*lane.local.get()).push(demand) };
+                } else {
+                    lane.remote.push(demand);
+                }
+                continue;
+            }
+            // SAFETY: this thread serves the queue the demand was taken from.
+            unsafe { execute_observed(demand, &self.slab, &self.queue.counters, observer) };
+            self.handled += 1;
+            Worker {
+                queue: &self.queue,
+                slab: &self.slab,
+                handled: self.handled,
+            }
+            .publish();
+            return true;
+        }
+    }
+
+    /// Moves every demand other threads have queued into the local part, behind what is there
+    /// (the testing kit, after its clock moved: the timer thread's messages then run before
+    /// anything the test sends next). A finish demand moved this way has passed both parts.
+    pub(crate) fn absorb_remote(&mut self) {
+        let mut worker = Worker {
+            queue: &self.queue,
+            slab: &self.slab,
+            handled: self.handled,
+        };
+        while worker.pull_remote() {}
+        worker.publish();
     }
 
     /// Call before blocking: true if the loop may block now (senders will call the wake

@@ -1,11 +1,60 @@
 //! What every dispatcher thread does with a demand it took from its queue.
+//!
+//! # The observer hook
+//!
+//! [`execute_observed`] reports each demand to an [`Observer`]: which agent, which message
+//! (before it is consumed), what became of it and the agent's state after it. The testing kit
+//! (`testing.rs`) is the only observer: its driven dispatcher runs demands through
+//! `execute_observed`. Every dispatcher thread runs [`execute`], which is `execute_observed`
+//! with the unit observer `()`: its methods are empty and inlined, so the reports compile to
+//! nothing — the hook costs nothing where it is not used.
 
+use crate::agent::cell::{AgentBody, Taken};
+use crate::agent::restart::Control;
 use crate::demand::{Demand, Kind, Revocable};
-use crate::message::Undelivered;
-use crate::slab::AgentSlab;
+use crate::message::payload::Payload;
+use crate::slab::{AgentRef, AgentSlab, IncarnationCx};
 use crate::stats::EnvCounters;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
+
+/// What became of a demand, as reported to an [`Observer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The agent started (`on_start` and its initial state's hooks ran).
+    Started,
+    /// A handler ran for the message.
+    Handled,
+    /// The agent had no handler for the message in its current state.
+    NoHandler,
+    /// The agent kept the message for its next incarnation (a failed supervised agent).
+    Deferred,
+    /// The agent carried out its supervisor's control demand (stopped or started an
+    /// incarnation).
+    Controlled,
+    /// A cancelled timer's message, discarded.
+    Revoked,
+    /// The agent was gone; the demand was discarded.
+    AgentGone,
+    /// The agent finished (`on_finish` ran; it is gone).
+    Finished,
+}
+
+/// Sees every demand a dispatcher thread runs (see the module docs).
+pub(crate) trait Observer {
+    /// Before the demand runs: its agent and, for a message, the message.
+    fn before(&mut self, agent: AgentRef, message: Option<&Payload>);
+    /// After it ran: the outcome and, if the agent is still there, its body (for its state).
+    fn after(&mut self, outcome: Outcome, body: Option<&dyn AgentBody>);
+}
+
+/// The observer of every production dispatcher: reports nothing.
+impl Observer for () {
+    #[inline(always)]
+    fn before(&mut self, _: AgentRef, _: Option<&Payload>) {}
+    #[inline(always)]
+    fn after(&mut self, _: Outcome, _: Option<&dyn AgentBody>) {}
+}
 
 /// Runs one demand.
 ///
@@ -16,10 +65,28 @@ use std::sync::atomic::Ordering;
 /// the slab of the agent's environment, and never re-entrantly for the same agent.
 #[inline]
 pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCounters) {
+    // SAFETY: forwarded contract.
+    unsafe { execute_observed(demand, slab, counters, &mut ()) }
+}
+
+/// Runs one demand and reports it to `observer`.
+///
+/// # Safety
+///
+/// As [`execute`].
+#[inline]
+pub(crate) unsafe fn execute_observed<O: Observer>(
+    demand: Demand,
+    slab: &AgentSlab,
+    counters: &EnvCounters,
+    observer: &mut O,
+) {
     let target = demand.target();
     // SAFETY: forwarded contract (this thread runs the agent's dispatcher).
     let Some(body) = (unsafe { slab.body_mut(target) }) else {
-        demand.discard(Undelivered::AgentGone, counters);
+        observer.before(target, None);
+        demand.discard_gone(counters);
+        observer.after(Outcome::AgentGone, None);
         return;
     };
     match demand.kind {
@@ -27,10 +94,12 @@ pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCou
             let payload = demand
                 .payload
                 .expect("invariant: message demands carry a payload");
-            let handled = body.on_message(demand.source, payload, demand.limit);
+            observer.before(target, Some(&payload));
+            let taken = body.on_message(demand.source, payload, demand.limit);
             // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot
             // finish their own agent synchronously).
-            unsafe { slab.count(target, handled) };
+            unsafe { slab.count(target, taken) };
+            observer.after(taken_outcome(taken), Some(&*body));
         }
         Kind::REVOCABLE => {
             let payload = demand
@@ -39,18 +108,47 @@ pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCou
             let Ok(Revocable { token, inner }) = payload.take::<Revocable>() else {
                 unreachable!("invariant: revocable demands carry a Revocable")
             };
+            observer.before(target, Some(&inner));
             if token.may_deliver() {
-                let handled = body.on_message(demand.source, inner, demand.limit);
+                let taken = body.on_timer_message(demand.source, inner, demand.limit, token);
                 // SAFETY: as for `MESSAGE`.
-                unsafe { slab.count(target, handled) };
+                unsafe { slab.count(target, taken) };
+                observer.after(taken_outcome(taken), Some(&*body));
             } else {
                 counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
-                body.discard(inner, demand.limit);
+                body.discard(demand.source, inner, demand.limit);
+                observer.after(Outcome::Revoked, Some(&*body));
             }
         }
-        Kind::START => body.on_start(),
+        Kind::START => {
+            observer.before(target, None);
+            body.on_start();
+            observer.after(Outcome::Started, Some(&*body));
+        }
+        Kind::CONTROL => {
+            observer.before(target, None);
+            let Ok(control) = demand
+                .payload
+                .expect("invariant: control demands carry a payload")
+                .take::<Control>()
+            else {
+                unreachable!("invariant: control demands carry a Control")
+            };
+            // SAFETY: forwarded contract; `body` is not used past this point.
+            let taken = unsafe { slab.take_body(target) }.expect("invariant: found just above");
+            // SAFETY: forwarded contract (this thread runs the agent's demand).
+            let mut cx = unsafe { IncarnationCx::new(slab, target) };
+            let next = taken.control(control, &mut cx);
+            cx.publish();
+            // SAFETY: forwarded contract; the slot was emptied by `take_body` above.
+            unsafe { slab.put_body(target, next) };
+            // SAFETY: forwarded contract; the body was just put back.
+            let body = unsafe { slab.body_mut(target) };
+            observer.after(Outcome::Controlled, body.map(|b| &*b));
+        }
         _ => {
             debug_assert!(demand.kind == Kind::FINISH || demand.kind == Kind::FINISH_NOW);
+            observer.before(target, None);
             let exit = body.on_finish();
             // SAFETY: forwarded contract; the agent has finished and `body` is no longer used.
             let body = unsafe { slab.remove(target) };
@@ -58,7 +156,17 @@ pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCou
                 counters.panics.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(agent = %target.id(), "agent panicked while being dropped");
             }
-            exit.env.inner().agent_finished(exit.coop);
+            exit.env.inner().agent_finished(exit.coop, &exit.agent);
+            observer.after(Outcome::Finished, None);
         }
+    }
+}
+
+#[inline(always)]
+fn taken_outcome(taken: Taken) -> Outcome {
+    match taken {
+        Taken::Handled => Outcome::Handled,
+        Taken::Unhandled => Outcome::NoHandler,
+        Taken::Deferred => Outcome::Deferred,
     }
 }

@@ -1,9 +1,14 @@
 //! `EnvBuilder`: environment settings.
 
 use super::{Config, Env};
+use crate::agent::cell::Observe;
 use crate::coop::PanicReaction;
+use crate::disp::Driver;
 use crate::error::BuildError;
 use crate::timer::{Clock, EngineKind};
+use crate::trace::{TraceFilter, TraceSink, Tracer};
+use std::fmt;
+use std::sync::Arc;
 
 /// Settings of a new environment.
 ///
@@ -24,6 +29,21 @@ pub struct EnvBuilder {
     autoshutdown: bool,
     timer_engine: EngineKind,
     clock: Clock,
+    tracer: Option<TracerSlot>,
+    trace_filter: TraceFilter,
+    handler_time: bool,
+    queue_depth: bool,
+    tracing_spans: bool,
+}
+
+/// The message tracer set on a builder.
+#[derive(Clone)]
+struct TracerSlot(Arc<dyn Tracer>);
+
+impl fmt::Debug for TracerSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Tracer(..)")
+    }
 }
 
 impl Default for EnvBuilder {
@@ -33,6 +53,11 @@ impl Default for EnvBuilder {
             autoshutdown: true,
             timer_engine: EngineKind::Heap,
             clock: Clock::System,
+            tracer: None,
+            trace_filter: TraceFilter::new(),
+            handler_time: false,
+            queue_depth: false,
+            tracing_spans: false,
         }
     }
 }
@@ -67,11 +92,73 @@ impl EnvBuilder {
 
     /// Builds the environment and starts its default dispatcher and its timer thread.
     pub fn build(&mut self) -> Result<Env, BuildError> {
-        Env::from_config(Config {
+        Env::from_config(self.config())
+    }
+
+    /// Builds an environment whose default dispatcher is driven by the calling thread through
+    /// the returned [`Driver`] (the testing kit); `wake` is its wake callback.
+    pub(crate) fn build_driven(
+        &mut self,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<(Env, Driver), BuildError> {
+        Env::from_config_driven(self.config(), wake)
+    }
+
+    /// Turns message delivery tracing on (see [`trace`](crate::trace)): `tracer` receives a
+    /// record of each message's fate that passes the filter
+    /// ([`msg_trace_filter`](Self::msg_trace_filter); default: every record). Off by default,
+    /// and then free.
+    pub fn msg_tracing(&mut self, tracer: impl Tracer) -> &mut Self {
+        self.tracer = Some(TracerSlot(Arc::new(tracer)));
+        self
+    }
+
+    /// The initial filter of message tracing (replace it later with
+    /// [`EnvHandle::set_msg_trace_filter`](crate::EnvHandle::set_msg_trace_filter)).
+    pub fn msg_trace_filter(&mut self, filter: TraceFilter) -> &mut Self {
+        self.trace_filter = filter;
+        self
+    }
+
+    /// Measures the time every agent's handlers take (`AgentStats::handler_time`; two clock
+    /// reads per message). Off by default; an agent can turn it on for itself with
+    /// [`Define::measure_handler_time`](crate::Define::measure_handler_time).
+    pub fn handler_time(&mut self, on: bool) -> &mut Self {
+        self.handler_time = on;
+        self
+    }
+
+    /// Tracks how many messages wait in every agent's queue (`AgentStats::queue_depth`; an
+    /// atomic increment per send). Off by default; an agent can turn it on for itself with
+    /// [`Define::track_queue_depth`](crate::Define::track_queue_depth).
+    pub fn queue_depth(&mut self, on: bool) -> &mut Self {
+        self.queue_depth = on;
+        self
+    }
+
+    /// Enters a `tracing` span (target `agentry::delivery`, level DEBUG, named `handle`, with
+    /// the agent, its type, the message type and the mbox) around every handler. Off by
+    /// default, and then free.
+    pub fn tracing_spans(&mut self, on: bool) -> &mut Self {
+        self.tracing_spans = on;
+        self
+    }
+
+    fn config(&self) -> Config {
+        Config {
             panic_reaction: self.panic_reaction,
             autoshutdown: self.autoshutdown,
             timer_engine: self.timer_engine,
             clock: self.clock.clone(),
-        })
+            observe: Observe {
+                trace: self
+                    .tracer
+                    .as_ref()
+                    .map(|t| Arc::new(TraceSink::new(Arc::clone(&t.0), self.trace_filter.clone()))),
+                time_handlers: self.handler_time,
+                spans: self.tracing_spans,
+            },
+            queue_depth: self.queue_depth,
+        }
     }
 }

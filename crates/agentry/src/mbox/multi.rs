@@ -3,20 +3,26 @@
 //! Subscriber lists are copy-on-write (`Arc<[Subscriber]>` per type): a send takes a short
 //! read lock to clone the list's `Arc`, then delivers without holding any lock, so insend
 //! handlers and filters may send freely (even to the same mbox).
+//!
+//! A subscriber is an agent or a message chain ([`Mchain::subscribe`](crate::Mchain::subscribe)).
+//! A chain is held weakly (once its last handle is gone nobody could receive) and never makes
+//! the sender wait (see `mchain.rs`).
 
 use crate::agent::insend::InsendFn;
 use crate::agent::shared::{AgentShared, Refused};
 use crate::ids::MboxId;
+use crate::mchain::{Chain, Wait};
 use crate::message::payload::Payload;
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
+use crate::trace::{DropReason, Outcome, TraceRecord};
 use parking_lot::RwLock;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 
 /// A delivery filter: decides on the sender's thread whether a subscriber gets a message.
 pub(crate) type FilterFn<T> = Box<dyn Fn(&T) -> bool + Send + Sync>;
@@ -30,9 +36,25 @@ pub(crate) struct SubscriberOptions {
 }
 
 #[derive(Clone)]
-struct Subscriber {
-    agent: Arc<AgentShared>,
-    options: SubscriberOptions,
+enum Subscriber {
+    Agent {
+        agent: Arc<AgentShared>,
+        options: SubscriberOptions,
+    },
+    Chain {
+        chain: Weak<Chain>,
+        id: MboxId,
+    },
+}
+
+impl Subscriber {
+    /// The subscriber's mbox (an agent's direct mbox, or the chain's id).
+    fn id(&self) -> MboxId {
+        match self {
+            Subscriber::Agent { agent, .. } => agent.mbox_id,
+            Subscriber::Chain { id, .. } => *id,
+        }
+    }
 }
 
 struct Inner {
@@ -68,7 +90,7 @@ impl MultiMbox {
         self.0.name.as_deref()
     }
 
-    /// Number of agents subscribed to `T`.
+    /// Number of subscribers (agents and chains) of `T`.
     pub fn subscriber_count<T: 'static>(&self) -> usize {
         self.0
             .subscribers
@@ -95,41 +117,70 @@ impl MultiMbox {
                 .counters
                 .no_subscribers
                 .fetch_add(1, Ordering::Relaxed);
+            self.0.counters.trace(|| TraceRecord {
+                agent: None,
+                agent_type: None,
+                mbox: Some(self.0.id),
+                message: std::any::type_name::<T>(),
+                message_type: TypeId::of::<T>(),
+                outcome: Outcome::Dropped(DropReason::NoSubscribers),
+            });
             return;
         };
         let message = Arc::new(message);
         for s in subscribers.iter() {
-            if let Some(filter) = &s.options.filter {
+            let (agent, options) = match s {
+                Subscriber::Agent { agent, options } => (agent, options),
+                Subscriber::Chain { chain, .. } => {
+                    self.push_to_chain(chain, &message, timer);
+                    continue;
+                }
+            };
+            if let Some(filter) = &options.filter {
                 let filter = filter
                     .downcast_ref::<FilterFn<T>>()
                     .expect("invariant: filters are stored under their message type");
-                if !catch_filter(filter, &message, &s.agent) {
+                if !catch_filter(filter, &message, agent, self.0.id) {
                     continue;
                 }
             }
-            if let Some(insend) = &s.options.insend {
+            if let Some(insend) = &options.insend {
                 let insend = insend
                     .downcast_ref::<InsendFn<Arc<T>>>()
                     .expect("invariant: insend handlers are stored under their message type");
-                match s.agent.live() {
+                match agent.live() {
                     Some(_) if timer.is_some_and(|t| !t.may_deliver()) => {
-                        self.0
-                            .counters
-                            .timers_revoked
-                            .fetch_add(1, Ordering::Relaxed);
+                        agent.revoked_insend::<Arc<T>>(self.0.id);
                     }
-                    Some(b) => s.agent.run_insend(b, insend, Arc::clone(&message)),
-                    None => s
-                        .agent
-                        .count_refused(Refused::Gone(Arc::clone(&message)), Payload::new),
+                    Some(b) => agent.run_insend(b, insend, Arc::clone(&message)),
+                    None => agent.count_refused(Refused::Gone(Arc::clone(&message)), Payload::new),
                 }
                 continue;
             }
             if let Err(refused) =
-                s.agent
-                    .deliver(self.0.id, Arc::clone(&message), Payload::new, timer)
+                agent.deliver(self.0.id, Arc::clone(&message), Payload::new, timer)
             {
-                s.agent.count_refused(refused, Payload::new);
+                agent.count_refused(refused, Payload::new);
+            }
+        }
+    }
+
+    /// Queues one subscriber chain's copy (never waiting; a refusal is counted by the chain).
+    fn push_to_chain<T: Send + Sync + 'static>(
+        &self,
+        chain: &Weak<Chain>,
+        message: &Arc<T>,
+        timer: Option<&Arc<TimerToken>>,
+    ) {
+        match chain.upgrade() {
+            Some(chain) => {
+                let payload = Payload::new(Arc::clone(message));
+                // A refused copy is counted in the chain's `refused` and dropped here.
+                let _ = chain.push(payload, timer.cloned(), Wait::Never);
+            }
+            // Its last handle was dropped while this send was under way.
+            None => {
+                self.0.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -143,18 +194,28 @@ impl MultiMbox {
         let mut map = self.0.subscribers.write();
         let list = map.entry(type_id).or_insert_with(|| Arc::from(Vec::new()));
         let mut updated: Vec<Subscriber> = list.iter().cloned().collect();
-        updated.push(Subscriber { agent, options });
+        updated.push(Subscriber::Agent { agent, options });
         *list = Arc::from(updated);
     }
 
-    pub(crate) fn remove_subscriber(&self, type_id: TypeId, agent: MboxId) {
+    /// Adds a chain as a subscriber of `type_id` (see `Mchain::subscribe`).
+    pub(crate) fn add_chain_subscriber(&self, type_id: TypeId, chain: Weak<Chain>, id: MboxId) {
+        let mut map = self.0.subscribers.write();
+        let list = map.entry(type_id).or_insert_with(|| Arc::from(Vec::new()));
+        let mut updated: Vec<Subscriber> = list.iter().cloned().collect();
+        updated.push(Subscriber::Chain { chain, id });
+        *list = Arc::from(updated);
+    }
+
+    /// Removes the subscriber (agent or chain) whose mbox is `subscriber`.
+    pub(crate) fn remove_subscriber(&self, type_id: TypeId, subscriber: MboxId) {
         let mut map = self.0.subscribers.write();
         let Some(list) = map.get_mut(&type_id) else {
             return;
         };
         let updated: Vec<Subscriber> = list
             .iter()
-            .filter(|s| s.agent.mbox_id != agent)
+            .filter(|s| s.id() != subscriber)
             .cloned()
             .collect();
         if updated.is_empty() {
@@ -166,17 +227,24 @@ impl MultiMbox {
 }
 
 /// A panicking filter counts as a panic of the subscriber and rejects the message.
-fn catch_filter<T>(filter: &FilterFn<T>, message: &T, agent: &AgentShared) -> bool {
+fn catch_filter<T: 'static>(
+    filter: &FilterFn<T>,
+    message: &Arc<T>,
+    agent: &AgentShared,
+    source: MboxId,
+) -> bool {
     match catch_unwind(AssertUnwindSafe(|| filter(message))) {
         Ok(pass) => {
             if !pass {
                 agent.counters.filtered_out.fetch_add(1, Ordering::Relaxed);
+                agent.trace_drop::<Arc<T>>(source, DropReason::FilteredOut);
             }
             pass
         }
         Err(_) => {
             agent.stats.panics.fetch_add(1, Ordering::Relaxed);
             agent.counters.panics.fetch_add(1, Ordering::Relaxed);
+            agent.trace_drop::<Arc<T>>(source, DropReason::FilterPanicked);
             tracing::error!(agent_type = agent.agent_type, "delivery filter panicked");
             false
         }

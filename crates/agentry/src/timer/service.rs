@@ -76,7 +76,7 @@ impl TimerService {
         service
     }
 
-    fn now_ns(&self, core: &Core) -> u64 {
+    fn time_of(&self, core: &Core) -> u64 {
         match &self.clock {
             Clock::System => nanos(self.origin.elapsed()),
             Clock::Manual(_) => core.manual_target,
@@ -107,7 +107,7 @@ impl TimerService {
                 .fetch_add(1, Ordering::Relaxed);
             timer.token.cancel();
         } else {
-            let deadline = self.now_ns(&core).saturating_add(nanos(delay));
+            let deadline = self.time_of(&core).saturating_add(nanos(delay));
             let earliest = core.engine.next_deadline();
             let key = core.engine.insert(deadline, Arc::clone(&timer));
             *timer.placement.lock() = Placement {
@@ -128,6 +128,19 @@ impl TimerService {
         if let Some(key) = timer.placement.lock().key.take() {
             core.engine.cancel(key);
         }
+    }
+
+    /// The time (on the service's clock, in nanoseconds) at which the next timer may come
+    /// due: never later than the earliest deadline (the testing kit moves a manual clock from
+    /// one such time to the next).
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
+        self.core.lock().engine.next_deadline()
+    }
+
+    /// The time on the service's clock, in nanoseconds (a manual clock's current time).
+    pub(crate) fn now_ns(&self) -> u64 {
+        let core = self.core.lock();
+        self.time_of(&core)
     }
 
     /// Number of timers scheduled.
@@ -160,7 +173,7 @@ impl TimerService {
         let mut due: Vec<(TimerKey, Arc<TimerShared>)> = Vec::new();
         let mut core = self.core.lock();
         while !core.shutdown {
-            let now = self.now_ns(&core);
+            let now = self.time_of(&core);
             core.engine.expire(now, &mut due);
             if due.is_empty() {
                 self.sleep(&mut core, now);

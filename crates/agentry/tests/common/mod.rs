@@ -1,9 +1,13 @@
 //! Helpers shared by the integration tests: bounded waits (a bug fails a test instead of
 //! hanging it), a gate that holds an agent inside a handler, a quiet panic hook for the panics
-//! tests provoke on purpose, and a runner for tests whose subject aborts the process.
+//! tests provoke on purpose, a runner for tests whose subject aborts the process, and the
+//! dispatcher configurations every dispatcher-sensitive guarantee is checked on.
 
 #![allow(dead_code)]
 
+use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
+use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder, PrioOneThreadDispatcher};
 use agentry::{Env, EnvHandle, EnvStats};
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};
@@ -13,6 +17,10 @@ use std::time::{Duration, Instant};
 
 /// Every blocking wait of a test gives up after this long.
 pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// How long a test waits to show that something does *not* happen (e.g. that two agents
+/// cannot meet). Only for that: a wait for something that should happen uses [`DEADLINE`].
+pub const SHORT: Duration = Duration::from_millis(100);
 
 /// Runs `env` to completion on a helper thread; fails if `run()` has not returned by the
 /// deadline.
@@ -208,4 +216,116 @@ pub fn assert_aborted(outcome: &ChildOutcome, expected: &str) {
         "stderr lacks {expected:?}:\n{}",
         outcome.stderr
     );
+}
+
+/// How the agents bound through one [`Disp`] share threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// One thread runs them all: they never run at once, and a request from one to another
+    /// is `RequestError::SameThread`.
+    OneThread,
+    /// The agents of one coop share a queue (`Fifo::Coop`): one at a time, in one FIFO order;
+    /// agents of different coops run in parallel.
+    PerCoop,
+    /// Each agent may run in parallel with the others.
+    Parallel,
+}
+
+/// A dispatcher configuration under test.
+pub struct Disp {
+    /// Its readable name, for assertion messages.
+    pub name: &'static str,
+    pub sharing: Sharing,
+    binder: Box<dyn Fn(usize) -> Binder>,
+}
+
+impl Disp {
+    /// The binder for a test's agent number `agent` (the same for every agent, except that on
+    /// `active_group (group per agent)` each agent gets a group of its own).
+    pub fn binder(&self, agent: usize) -> Binder {
+        (self.binder)(agent)
+    }
+}
+
+/// Every dispatcher configuration of `env`, each with fresh dispatchers.
+pub fn dispatchers(env: &EnvHandle) -> Vec<Disp> {
+    use Sharing::{OneThread, Parallel, PerCoop};
+    let one = |name, sharing, binder: Binder| Disp {
+        name,
+        sharing,
+        binder: Box::new(move |_| binder.clone()),
+    };
+    let pool = |name: &str, threads, fifo, at_once| {
+        ThreadPoolDispatcher::builder(name)
+            .threads(threads)
+            .fifo(fifo)
+            .max_demands_at_once(at_once)
+            .build(env)
+            .expect("thread pool")
+            .binder()
+    };
+    let second = OneThreadDispatcher::new(env, "second").expect("one_thread dispatcher");
+    let groups = ActiveGroupDispatcher::new(env, "grp");
+    vec![
+        one("one_thread (default)", OneThread, env.default_binder()),
+        one("one_thread (second instance)", OneThread, second.binder()),
+        one(
+            "active_obj",
+            Parallel,
+            ActiveObjDispatcher::new(env, "ao").binder(),
+        ),
+        one("active_group (one group)", OneThread, groups.binder("all")),
+        Disp {
+            name: "active_group (group per agent)",
+            sharing: Parallel,
+            binder: Box::new(move |agent| groups.binder(&format!("g{agent}"))),
+        },
+        one(
+            "thread_pool (1 thread)",
+            OneThread,
+            pool("p1", 1, Fifo::Agent, 32),
+        ),
+        one(
+            "thread_pool (4 threads, FIFO per agent)",
+            Parallel,
+            pool("p4a", 4, Fifo::Agent, 32),
+        ),
+        one(
+            "thread_pool (4 threads, FIFO per coop)",
+            PerCoop,
+            pool("p4c", 4, Fifo::Coop, 32),
+        ),
+        one(
+            "thread_pool (2 threads, 1 demand at once)",
+            Parallel,
+            pool("p2x1", 2, Fifo::Agent, 1),
+        ),
+        // The tests' agents keep the default priority: one lane of the priority queue.
+        one(
+            "prio_one_thread (strictly ordered)",
+            OneThread,
+            PrioOneThreadDispatcher::strictly_ordered(env, "prio-s")
+                .expect("priority dispatcher")
+                .binder(),
+        ),
+        one(
+            "prio_one_thread (quoted round robin)",
+            OneThread,
+            PrioOneThreadDispatcher::quoted_round_robin(env, "prio-rr", [2; 8])
+                .expect("priority dispatcher")
+                .binder(),
+        ),
+    ]
+}
+
+/// Runs `test` once per dispatcher configuration, each in a fresh environment made by
+/// `make_env`.
+pub fn on_every_dispatcher(make_env: impl Fn() -> Env, mut test: impl FnMut(Env, &Disp)) {
+    for k in 0.. {
+        let env = make_env();
+        let Some(disp) = dispatchers(env.handle()).into_iter().nth(k) else {
+            break;
+        };
+        test(env, &disp);
+    }
 }

@@ -49,8 +49,9 @@ impl AgentQueue {
         unsafe { self.demands.pop() }
     }
 
+    /// True if a blocking wait on the calling thread for this queue's agents would never end.
     pub(crate) fn is_served_by_current_thread(&self) -> bool {
-        self.pool.is_served_by_current_thread()
+        self.pool.is_served_by_current_thread(self)
     }
 }
 

@@ -20,7 +20,7 @@ use crate::sync::parker::Parker;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, OnceLock};
 
@@ -32,7 +32,16 @@ thread_local! {
 struct Local {
     pool: usize,
     deque: Worker<Arc<AgentQueue>>,
+    /// Queues this worker has taken so far (see [`INJECTOR_INTERVAL`]).
+    activations: Cell<u32>,
+    /// The address of the queue this worker is running, 0 between queues.
+    running: Cell<usize>,
 }
+
+/// Every this many activations a worker looks at the injector before its own deque, so that
+/// work scheduled from outside the pool is not starved by agents of the pool that keep each
+/// other (or themselves) busy — tokio's "global queue interval" plays the same role.
+const INJECTOR_INTERVAL: u32 = 61;
 
 /// One pool's shared state.
 pub(crate) struct Pool {
@@ -101,12 +110,27 @@ impl Pool {
         }
     }
 
-    /// True if the calling thread is one of this pool's workers and the pool has only one:
-    /// a blocking wait for one of its agents would never end. (With more workers another one
-    /// can serve the request, unless they are all blocked too.)
-    pub(super) fn is_served_by_current_thread(&self) -> bool {
-        self.threads == 1
-            && LOCAL.with_borrow(|l| l.as_ref().is_some_and(|l| l.pool == self.address()))
+    /// True if only the calling thread can run `queue`: it is one of this pool's workers and
+    /// either the pool has only one, or this worker is running `queue` right now (a sibling
+    /// in a coop that shares one FIFO). A blocking wait for one of its agents would never
+    /// end. (Otherwise another worker can serve the request, unless they are all blocked.)
+    pub(super) fn is_served_by_current_thread(&self, queue: &AgentQueue) -> bool {
+        LOCAL.with_borrow(|l| {
+            l.as_ref().is_some_and(|l| {
+                l.pool == self.address()
+                    && (self.threads == 1 || l.running.get() == queue as *const AgentQueue as usize)
+            })
+        })
+    }
+
+    /// Records which queue the calling worker runs (`None` between queues).
+    pub(super) fn set_running(&self, queue: Option<&AgentQueue>) {
+        let address = queue.map_or(0, |q| q as *const AgentQueue as usize);
+        LOCAL.with_borrow(|l| {
+            if let Some(l) = l {
+                l.running.set(address);
+            }
+        });
     }
 
     /// Puts a ready queue where a worker will find it, and wakes a worker if needed.
@@ -151,10 +175,22 @@ impl Pool {
         }
     }
 
-    /// Work for worker `index`: its own deque, then the injector, then the others' deques.
+    /// Work for worker `index`: its own deque, then the injector, then the others' deques;
+    /// every [`INJECTOR_INTERVAL`] activations the injector first.
     pub(super) fn find_work(&self, index: usize) -> Option<Arc<AgentQueue>> {
-        if let Some(q) = LOCAL.with_borrow(|l| l.as_ref().and_then(|l| l.deque.pop())) {
-            return Some(q);
+        let local = LOCAL.with_borrow(|l| {
+            let l = l.as_ref()?;
+            let activations = l.activations.get().wrapping_add(1);
+            l.activations.set(activations);
+            if activations % INJECTOR_INTERVAL == 0
+                && let Steal::Success(q) = self.injector.steal()
+            {
+                return Some(q);
+            }
+            l.deque.pop()
+        });
+        if local.is_some() {
+            return local;
         }
         loop {
             let steal = LOCAL.with_borrow(|l| match l {
@@ -232,6 +268,8 @@ impl Pool {
         LOCAL.set(Some(Local {
             pool: self.address(),
             deque,
+            activations: Cell::new(0),
+            running: Cell::new(0),
         }));
     }
 

@@ -57,6 +57,7 @@ pub(super) fn run(
 /// Runs one agent queue: at most `max_demands_at_once` demands, then puts it back if needed.
 fn run_queue(pool: &Pool, index: usize, queue: Arc<AgentQueue>, slab: &AgentSlab) {
     queue.state.start();
+    pool.set_running(Some(&queue));
     let mut handled = 0;
     while handled < pool.max_demands_at_once {
         // SAFETY: this thread started the queue: it is its only consumer until stop/pause.
@@ -69,6 +70,7 @@ fn run_queue(pool: &Pool, index: usize, queue: Arc<AgentQueue>, slab: &AgentSlab
         unsafe { execute(demand, slab, &pool.counters) };
         handled += 1;
     }
+    pool.set_running(None);
     pool.count_handled(index, handled as u64);
     if handled == pool.max_demands_at_once {
         queue.state.pause();

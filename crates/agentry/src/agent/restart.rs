@@ -1,0 +1,438 @@
+//! Restarting a supervised agent in place: the agent's side of supervision (the supervisor's
+//! side is `supervision.rs`).
+//!
+//! # Ground rules
+//!
+//! - A supervised agent is added with a factory. Its supervisor restarts it with two *control
+//!   demands* (`Kind::CONTROL`), which go through the agent's own queue and are run by its own
+//!   worker, so the slab's rule — one thread touches a body — holds throughout:
+//!   1. `Stop`: the current incarnation finishes (`on_finish`, every state left, the watches
+//!      it made removed); the slot moves on to the next generation, which is the next
+//!      incarnation's [`AgentId`]; the agent value is dropped; a [`Suspended`] body takes the
+//!      slot. Its multi-mbox subscriptions stay, so what is published meanwhile is deferred
+//!      like the rest.
+//!   2. `Start` (after the backoff): the factory makes a fresh agent, which defines itself; the
+//!      old subscriptions are replaced by the new definition's; it takes the slot, runs
+//!      `on_start`, then takes the messages deferred meanwhile, in the order they came.
+//!
+//!   Each is acknowledged to the supervisor, which sequences the children.
+//! - What stays: the [`Mbox`] (same `MboxId`, same `Arc`), its dispatcher binding and queue,
+//!   its insend handlers and message limits (they belong to the mbox: senders read them with no
+//!   synchronisation, so they cannot be swapped — see `agent/shared.rs`), its counters and
+//!   stats. A new definition must declare the same insend message types and the same limits
+//!   (types and maxima); otherwise the start fails (acknowledged `StartFailed`, counted by the
+//!   supervisor as another failure) and the agent stays suspended. Its handlers, states, hooks
+//!   and multi-mbox subscriptions are the new definition's.
+//! - A failed or suspended agent's insend handlers still run on the senders' threads: they
+//!   never touch the agent, and they are the first incarnation's.
+//! - Messages are kept, never silently lost:
+//!   - the message whose handler panicked is consumed by the panic (counted in `panics`);
+//!   - from the failure on, every message the failed incarnation takes — queued before the
+//!     failure or sent after — is *deferred*: kept, with its limit place (so limits bound the
+//!     deferred messages too) and, for a timer's message, its token;
+//!   - while suspended, the mbox keeps accepting; messages are deferred the same way;
+//!   - the new incarnation takes the deferred messages first, in order, then the queue: the
+//!     per-sender FIFO order holds across the restart. A deferred timer message cancelled
+//!     meanwhile is discarded (counted in `timers_revoked`);
+//!   - messages published to a multi mbox are deferred the same way (the subscriptions stay
+//!     through the suspension); one published at the very moment the next incarnation
+//!     replaces the subscriptions may miss the agent (counted, e.g. in `no_subscribers`);
+//!   - a *healthy* agent restarted with a failed sibling (one-for-all, rest-for-one) handles
+//!     what was queued before its `Stop` in its old incarnation, the rest in the new one;
+//!   - if the agent's coop is deregistered while it holds deferred messages, they are dropped
+//!     and counted (`dead_letters`, `AgentStats::dropped`; traced `CoopDeregistering`);
+//!     requests among them are answered `AgentGone`.
+//! - Demands made for an earlier incarnation are still admitted by the slab (same lineage,
+//!   `slab.rs`), so a send that read the previous generation reaches the current body.
+
+use super::Agent;
+use super::cell::{
+    AgentBody, Attach, DefinedAgent, DefinedCell, Exit, Observe, Taken, UndefinedAgent,
+};
+use super::define::Define;
+use super::shared::AgentShared;
+use crate::coop::PanicReaction;
+use crate::demand::{Demand, LimitSlot};
+use crate::disp::Lease;
+use crate::env::EnvHandle;
+use crate::error::DefineError;
+use crate::ids::{AgentId, CoopId, MboxId};
+use crate::limit::shape_of;
+use crate::mbox::{Mbox, MultiMbox};
+use crate::message::Undelivered;
+use crate::message::payload::Payload;
+use crate::slab::IncarnationCx;
+use crate::supervision::SupervisorLink;
+use crate::supervision::supervisor::Ack;
+use crate::timer::token::TimerToken;
+use crate::trace::{DropReason, Outcome, TraceRecord};
+use std::any::TypeId;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A supervisor's command to one of its agents, run by the agent's worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// End the current incarnation (restart `epoch`).
+    Stop {
+        /// The restart it belongs to (echoed in the acknowledgement).
+        epoch: u64,
+    },
+    /// Start a new incarnation (restart `epoch`).
+    Start {
+        /// The restart it belongs to.
+        epoch: u64,
+    },
+}
+
+/// Queues a control demand for a supervised agent; false if it cannot get one (not bound, or
+/// its dispatcher is closed).
+pub(crate) fn send_control(agent: &AgentShared, control: Control) -> bool {
+    let Some(b) = agent.binding() else {
+        return false;
+    };
+    b.queue
+        .push(Demand::control(
+            b.target.load(),
+            agent.mbox_id,
+            Payload::new(control),
+        ))
+        .is_ok()
+}
+
+/// Makes a supervised agent's incarnations.
+pub(crate) type Factory<A> = Box<dyn FnMut() -> A + Send>;
+
+/// A supervised agent as added to its coop: its first incarnation and its factory.
+pub(crate) struct SupervisedAgent<A: Agent> {
+    first: A,
+    factory: Factory<A>,
+}
+
+impl<A: Agent> SupervisedAgent<A> {
+    /// Makes the first incarnation at once.
+    pub(crate) fn new(mut factory: impl FnMut() -> A + Send + 'static) -> Self {
+        SupervisedAgent {
+            first: factory(),
+            factory: Box::new(factory),
+        }
+    }
+}
+
+impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
+    fn agent_type(&self) -> &'static str {
+        std::any::type_name::<A>()
+    }
+
+    fn define(self: Box<Self>, me: Mbox) -> Result<Box<dyn DefinedAgent>, DefineError> {
+        let SupervisedAgent { mut first, factory } = *self;
+        let mut def = Define::new(me);
+        first.define(&mut def)?;
+        Ok(Box::new(DefinedCell {
+            agent: first,
+            def,
+            restart: Some(Box::new(Restartable {
+                factory,
+                deferred: Vec::new(),
+            })),
+        }))
+    }
+}
+
+/// What a supervised agent carries from one incarnation to the next.
+pub(crate) struct Restartable<A> {
+    factory: Factory<A>,
+    /// Messages kept for the next incarnation, in the order they came.
+    pub(crate) deferred: Vec<Deferred>,
+}
+
+impl<A> Restartable<A> {
+    /// Keeps a message for the next incarnation (ground rules).
+    pub(crate) fn defer(&mut self, shared: &AgentShared, id: AgentId, deferred: Deferred) {
+        shared.counters.trace(|| TraceRecord {
+            agent: Some(id),
+            agent_type: Some(shared.agent_type),
+            mbox: Some(deferred.source),
+            message: deferred.payload.type_name(),
+            message_type: deferred.payload.type_id(),
+            outcome: Outcome::Deferred,
+        });
+        self.deferred.push(deferred);
+    }
+}
+
+/// A message kept for the next incarnation.
+pub(crate) struct Deferred {
+    pub(crate) source: MboxId,
+    pub(crate) payload: Payload,
+    /// Its place under the agent's limits, given back when it is taken or dropped.
+    pub(crate) limit: LimitSlot,
+    /// A timer's token, checked again when the next incarnation takes it.
+    pub(crate) token: Option<Arc<TimerToken>>,
+}
+
+/// Drops messages kept for an incarnation that will not come (the coop is leaving), counting
+/// each (ground rules).
+pub(crate) fn drop_deferred(shared: &AgentShared, deferred: Vec<Deferred>) {
+    for Deferred {
+        source,
+        payload,
+        limit,
+        ..
+    } in deferred
+    {
+        if let Some(b) = shared.binding() {
+            b.limits.release(limit);
+        }
+        shared.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+        shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        shared.counters.trace(|| TraceRecord {
+            agent: shared.binding().map(|b| b.id()),
+            agent_type: Some(shared.agent_type),
+            mbox: Some(source),
+            message: payload.type_name(),
+            message_type: payload.type_id(),
+            outcome: Outcome::Dropped(DropReason::CoopDeregistering),
+        });
+        payload.reject(Undelivered::AgentGone);
+    }
+}
+
+/// Disposes of a cancelled timer's message taken from the agent's queue (already counted in
+/// `timers_revoked`): gives back its limit place, counts it for the agent, traces it.
+pub(crate) fn revoked(
+    shared: &AgentShared,
+    id: AgentId,
+    source: MboxId,
+    payload: Payload,
+    limit: LimitSlot,
+) {
+    if let Some(b) = shared.binding() {
+        b.limits.release(limit);
+    }
+    shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
+    shared.counters.trace(|| TraceRecord {
+        agent: Some(id),
+        agent_type: Some(shared.agent_type),
+        mbox: Some(source),
+        message: payload.type_name(),
+        message_type: payload.type_id(),
+        outcome: Outcome::Dropped(DropReason::TimerRevoked),
+    });
+    drop(payload);
+}
+
+/// A supervised agent between two incarnations: it defers every message until `Start`.
+pub(crate) struct Suspended<A: Agent> {
+    pub(crate) mbox: Mbox,
+    /// The next incarnation's id (the slot already carries its generation).
+    pub(crate) id: AgentId,
+    pub(crate) coop: CoopId,
+    pub(crate) env: EnvHandle,
+    pub(crate) lease: Lease,
+    pub(crate) restart: Box<Restartable<A>>,
+    pub(crate) observe: Observe,
+    /// The last incarnation's multi-mbox subscriptions (kept until the next one subscribes).
+    pub(crate) multi: Vec<(MultiMbox, TypeId)>,
+}
+
+/// Ends the multi-mbox subscriptions `multi` of the agent whose mbox is `me`.
+pub(crate) fn unsubscribe(me: MboxId, multi: Vec<(MultiMbox, TypeId)>) {
+    for (mbox, type_id) in multi {
+        mbox.remove_subscriber(type_id, me);
+    }
+}
+
+impl<A: Agent> Suspended<A> {
+    fn link(&self) -> Option<SupervisorLink> {
+        self.mbox
+            .shared()
+            .binding()
+            .and_then(|b| b.supervisor.clone())
+    }
+
+    /// A fresh agent from the factory, defined and checked against what belongs to the mbox.
+    fn make(&mut self) -> Result<(A, Define<A>), String> {
+        let factory = &mut self.restart.factory;
+        let mut agent =
+            catch_unwind(AssertUnwindSafe(factory)).map_err(|_| "the factory panicked")?;
+        let mut def = Define::new(self.mbox.clone());
+        match catch_unwind(AssertUnwindSafe(|| agent.define(&mut def))) {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => return Err(format!("define failed: {error}")),
+            Err(_) => return Err("define panicked".into()),
+        }
+        let b = self
+            .mbox
+            .shared()
+            .binding()
+            .expect("invariant: a suspended agent is bound");
+        let mut insend = def.insend.type_ids();
+        let mut bound = b.insend.type_ids();
+        insend.sort();
+        bound.sort();
+        if insend != bound || shape_of(&def.limits) != b.limits.shape() {
+            return Err(
+                "the new definition declares other insend handlers or message limits".into(),
+            );
+        }
+        Ok((agent, def))
+    }
+
+    /// A supervisor's `Start` (ground rules).
+    fn start(mut self: Box<Self>, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
+        let link = self.link();
+        let (agent, def) = match self.make() {
+            Ok(made) => made,
+            Err(why) => {
+                tracing::error!(
+                    agent = %self.id,
+                    agent_type = self.mbox.shared().agent_type,
+                    why,
+                    "supervised agent could not be restarted"
+                );
+                if let Some(link) = link {
+                    link.ack(epoch, Ack::StartFailed);
+                }
+                return self;
+            }
+        };
+        let Suspended {
+            mbox,
+            id,
+            coop,
+            env,
+            lease,
+            mut restart,
+            observe,
+            multi: old,
+        } = *self;
+        unsubscribe(mbox.id(), old);
+        let deferred = std::mem::take(&mut restart.deferred);
+        let mut defined = Box::new(DefinedCell {
+            agent,
+            def,
+            restart: Some(restart),
+        });
+        // The binding keeps the first incarnation's insend handlers and limits (checked equal).
+        let parts = defined.take_sender_parts();
+        let shared = Arc::clone(mbox.shared());
+        let multi = parts
+            .multi
+            .iter()
+            .map(|m| (m.mbox.clone(), m.type_id))
+            .collect();
+        for m in parts.multi {
+            m.mbox
+                .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
+        }
+        let mut body = defined.into_body(Attach {
+            id,
+            coop,
+            env,
+            panic_reaction: parts.panic_reaction.unwrap_or(PanicReaction::Supervise),
+            multi,
+            lease,
+            observe,
+        });
+        shared.stats.restarts.fetch_add(1, Ordering::Relaxed);
+        shared.counters.restarts.fetch_add(1, Ordering::Relaxed);
+        body.on_start();
+        for Deferred {
+            source,
+            payload,
+            limit,
+            token,
+        } in deferred
+        {
+            let taken = match token {
+                Some(token) if !token.may_deliver() => {
+                    shared
+                        .counters
+                        .timers_revoked
+                        .fetch_add(1, Ordering::Relaxed);
+                    body.discard(source, payload, limit);
+                    continue;
+                }
+                Some(token) => body.on_timer_message(source, payload, limit, token),
+                None => body.on_message(source, payload, limit),
+            };
+            cx.count(taken);
+        }
+        if let Some(link) = link {
+            link.ack(epoch, Ack::Started);
+        }
+        body
+    }
+
+    fn defer(&mut self, deferred: Deferred) -> Taken {
+        self.restart.defer(self.mbox.shared(), self.id, deferred);
+        Taken::Deferred
+    }
+}
+
+impl<A: Agent> AgentBody for Suspended<A> {
+    fn on_start(&mut self) {}
+
+    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
+        self.defer(Deferred {
+            source,
+            payload,
+            limit,
+            token: None,
+        })
+    }
+
+    fn on_timer_message(
+        &mut self,
+        source: MboxId,
+        payload: Payload,
+        limit: LimitSlot,
+        token: Arc<TimerToken>,
+    ) -> Taken {
+        self.defer(Deferred {
+            source,
+            payload,
+            limit,
+            token: Some(token),
+        })
+    }
+
+    fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) {
+        revoked(self.mbox.shared(), self.id, source, payload, limit);
+    }
+
+    fn on_finish(&mut self) -> Exit {
+        let shared = self.mbox.shared();
+        shared.stop_accepting();
+        unsubscribe(shared.mbox_id, std::mem::take(&mut self.multi));
+        drop_deferred(shared, std::mem::take(&mut self.restart.deferred));
+        Exit {
+            env: self.env.clone(),
+            coop: self.coop,
+            agent: Arc::clone(shared),
+        }
+    }
+
+    fn control(
+        self: Box<Self>,
+        control: Control,
+        cx: &mut IncarnationCx<'_>,
+    ) -> Box<dyn AgentBody> {
+        match control {
+            Control::Start { epoch } => self.start(epoch, cx),
+            // Stopped already.
+            Control::Stop { epoch } => {
+                if let Some(link) = self.link() {
+                    link.ack(epoch, Ack::Stopped);
+                }
+                self
+            }
+        }
+    }
+
+    fn state_name(&self) -> &str {
+        "(restarting)"
+    }
+}

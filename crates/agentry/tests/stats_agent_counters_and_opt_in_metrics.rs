@@ -1,0 +1,164 @@
+//! Per-agent counters through `Mbox::stats`: messages handled, unhandled (no handler in the
+//! current state), dropped (refused, over a limit, revoked); the queue depth and the handler
+//! time only where asked for — per environment (`EnvBuilder::queue_depth`, `handler_time`) or
+//! per agent (`Define::track_queue_depth`, `measure_handler_time`) — and `None` elsewhere.
+
+mod common;
+
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, Overload};
+use common::{DEADLINE, Gate, gate, wait_until};
+use std::time::Duration;
+
+struct Ping;
+struct Pong;
+struct Hold;
+struct Done;
+
+struct Subject {
+    gate: Option<Gate>,
+    track: bool,
+    time: bool,
+}
+
+impl Agent for Subject {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|_: &mut Subject, _: &mut Ctx<Subject>, _: Ping| {})?;
+        def.on(|s: &mut Subject, _: &mut Ctx<Subject>, _: Hold| {
+            if let Some(g) = &s.gate {
+                g.pass();
+            }
+        })?;
+        def.on_request(|_: &mut Subject, _: &mut Ctx<Subject>, _: Done| ())?;
+        def.limit::<Ping>(4, Overload::Drop)?;
+        if self.track {
+            def.track_queue_depth();
+        }
+        if self.time {
+            def.measure_handler_time();
+        }
+        Ok(())
+    }
+}
+
+fn subject(gate: Option<Gate>, track: bool, time: bool) -> Subject {
+    Subject { gate, track, time }
+}
+
+fn done(m: &Mbox) {
+    m.request::<Done, ()>(Done, DEADLINE).expect("answered");
+}
+
+#[test]
+fn handled_unhandled_and_dropped_are_counted_per_agent() {
+    let env = Env::builder().autoshutdown(false).build().expect("env");
+    let (g, key) = gate();
+    let mut coop = env.handle().new_coop();
+    let s = coop.add(subject(Some(g), false, false));
+    let id = env.handle().register_coop(coop).expect("registered");
+    s.send(Hold);
+    key.wait_entered();
+    for _ in 0..6 {
+        s.send(Ping); // four fit under the limit, two are dropped
+    }
+    s.send(Pong); // no handler
+    key.open();
+    done(&s);
+    // The request is counted once its demand completes, a moment after the reply.
+    wait_until("hold, four pings and the request are counted", || {
+        s.stats().handled == 6
+    });
+    let stats = s.stats();
+    assert_eq!(stats.unhandled, 1);
+    assert_eq!((stats.limit_dropped, stats.dropped), (2, 2));
+    assert_eq!((stats.queue_depth, stats.handler_time), (None, None));
+
+    env.handle()
+        .deregister_coop(id, DeregReason::Normal)
+        .expect("registered");
+    wait_until("the subject is gone", || {
+        !s.is_alive() && env.handle().stats().agents == 0
+    });
+    s.send(Ping);
+    let stats = s.stats();
+    assert_eq!(
+        (stats.refused, stats.dropped),
+        (1, 3),
+        "a send to a gone agent"
+    );
+    assert_eq!(stats.handled, 6, "kept after the agent left");
+    env.handle().stop();
+    env.run();
+}
+
+#[test]
+fn queue_depth_is_tracked_where_asked() {
+    for per_env in [true, false] {
+        let env = Env::builder()
+            .autoshutdown(false)
+            .queue_depth(per_env)
+            .build()
+            .expect("env");
+        let (g, key) = gate();
+        let s = env
+            .handle()
+            .register_agent(subject(Some(g), !per_env, false))
+            .expect("registered");
+        let untracked = env
+            .handle()
+            .register_agent(subject(None, false, false))
+            .expect("registered");
+        s.send(Hold);
+        key.wait_entered();
+        assert_eq!(s.stats().queue_depth, Some(0), "the held message was taken");
+        for _ in 0..3 {
+            s.send(Ping);
+        }
+        s.send(Pong);
+        assert_eq!(s.stats().queue_depth, Some(4));
+        key.open();
+        done(&s);
+        assert_eq!(s.stats().queue_depth, Some(0));
+        let expected = per_env.then_some(0);
+        assert_eq!(
+            untracked.stats().queue_depth,
+            expected,
+            "per env: {per_env}"
+        );
+        env.handle().stop();
+        env.run();
+    }
+}
+
+#[test]
+fn handler_time_is_measured_where_asked() {
+    for per_env in [true, false] {
+        let env = Env::builder()
+            .autoshutdown(false)
+            .handler_time(per_env)
+            .build()
+            .expect("env");
+        let timed = env
+            .handle()
+            .register_agent(subject(None, false, !per_env))
+            .expect("registered");
+        let other = env
+            .handle()
+            .register_agent(subject(None, false, false))
+            .expect("registered");
+        let before = timed.stats().handler_time;
+        assert_eq!(before, Some(Duration::ZERO), "nothing handled yet");
+        for _ in 0..3 {
+            timed.send(Ping);
+        }
+        done(&timed);
+        done(&other);
+        assert!(timed.stats().handler_time.is_some(), "per env: {per_env}");
+        assert_eq!(
+            other.stats().handler_time.is_some(),
+            per_env,
+            "per env: {per_env}"
+        );
+        env.handle().stop();
+        env.run();
+    }
+}
