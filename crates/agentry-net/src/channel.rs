@@ -1,0 +1,936 @@
+//! The channel agent: one TCP connection, owned by an io thread.
+//!
+//! # Ground rules
+//!
+//! - A channel is an ordinary agent bound to an [`IoDispatcher`](crate::IoDispatcher) thread;
+//!   it holds its `mio::net::TcpStream` and reads and writes it in its own handlers, on that
+//!   thread. It registers the stream with the thread's loop in `on_start` and learns of
+//!   readiness through [`IoReady`] (see `reactor.rs`). Nothing else touches the socket.
+//! - Reading follows mio's edge-triggered contract: read until `WouldBlock` (or a short read,
+//!   which on a stream socket means the receive queue was emptied and new data raises a new
+//!   edge — unless the poll already reported the peer's end of stream, which raises no new
+//!   edge: then read on to the end); if the channel
+//!   stops early — read budget spent (fairness: it re-queues itself with `ReadMore` behind the
+//!   thread's other work), owner's inbound credit exhausted, owner's `PauseReading`, or write
+//!   buffer over the high watermark — it sets `read_pending` and resumes by itself when the
+//!   cause goes away (`ReadMore`, `CreditReturned`, `ResumeReading`, the low watermark).
+//! - Writing: a send with an empty write buffer is written at once (no extra hop); what the
+//!   socket does not take is queued without copying and written with `writev` on the next
+//!   writable event. The buffer is bounded: past `write_high` the owner gets `WriteHigh`
+//!   (and reading pauses, by default), back at `write_low` it gets `WriteLow`, and a send
+//!   that would take it past `write_max` closes the connection (`WriteOverflow`).
+//! - Memory per connection is therefore bounded by `write_max` + `max_frame` (+ prefix), and
+//!   the owner's queue by `inbound_max` bytes of received data: nothing grows with what a
+//!   peer sends or refuses to read.
+//! - Closing happens once (`shut`), for one reason, counted once in the thread's counters;
+//!   the owner's last message from the channel is `Closed`. For a peer's end of stream, an
+//!   idle timeout, an oversized frame or the owner's `Close`, the channel then *drains*: it
+//!   reads no more, but keeps writing until the owner has dropped every message it was given
+//!   (`Closed` included, which holds one byte of inbound credit) and the write buffer is
+//!   empty, bounded by `linger`. Whatever the owner sent while handling those messages is
+//!   queued at the channel before the credit's `CreditReturned` (one sender's messages
+//!   arrive in order), so a reply to the last request is not lost. Errors, write overflow and
+//!   shutdown tear down at once. Teardown closes the socket and deregisters the channel's coop
+//!   (for a per-connection owner, the owner goes with it).
+//! - Idle timeout: one agentry timer per idle period (not per message): at expiry the
+//!   channel compares the time of its last byte in or out with the timeout and either closes
+//!   or re-arms for the remainder.
+
+mod write_buffer;
+
+use crate::config::ChannelConfig;
+use crate::credit::{CreditPool, CreditReturned};
+use crate::error::ConnectError;
+use crate::framing::{Decoder, Framing, TooBig, encode};
+use crate::ids::{ConnId, IoKey};
+use crate::listener::{OpenSlot, OwnerRef};
+use crate::messages::{
+    Accepted, Close, CloseReason, Closed, ConnectFailed, Connected, Frame, PauseReading, Received,
+    ResumeReading, SendBytes, SendFrame, WriteHigh, WriteLow,
+};
+use crate::reactor::{self, IoReady, Readiness};
+use crate::stats::Counters;
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, TimerHandle};
+use mio::Interest;
+use mio::net::TcpStream;
+use std::cell::RefCell;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use write_buffer::{Flushed, WriteBuffer};
+
+/// Size of the per-thread read buffer (one read takes at most this much).
+const READ_BUF: usize = 64 * 1024;
+
+thread_local! {
+    /// Shared by every channel of an io thread: channels run one at a time.
+    static READ_BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_BUF]);
+}
+
+/// Continue reading after yielding to the thread's other agents.
+struct ReadMore;
+/// Check the idle timeout.
+struct IdleCheck;
+/// The linger time after `Close` is over.
+struct LingerExpired;
+/// The connect timeout is over.
+struct ConnectTimeout;
+
+/// How the channel came to be.
+enum Origin {
+    Accepted {
+        peer: SocketAddr,
+        local: SocketAddr,
+        slot: Option<OpenSlot>,
+    },
+    Connect {
+        addr: SocketAddr,
+        timeout: Duration,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Starting,
+    Connecting,
+    Open,
+    /// `Close` received; writing out the write buffer before `Closed`.
+    Closing,
+    /// `Closed` sent; waiting for the owner to handle it and for the write buffer to drain.
+    Draining,
+    /// Torn down.
+    Closed,
+}
+
+pub(crate) struct Channel {
+    conn: ConnId,
+    owner: Mbox,
+    /// Where a per-connection owner is found at registration.
+    pending_owner: Option<Arc<OnceLock<Mbox>>>,
+    config: ChannelConfig,
+    origin: Origin,
+    stream: Option<TcpStream>,
+    key: Option<IoKey>,
+    phase: Phase,
+    decoder: Decoder,
+    wbuf: WriteBuffer,
+    credit: Option<Arc<CreditPool>>,
+    counters: Arc<Counters>,
+    read_pending: bool,
+    /// The poll reported the peer's end of stream (or an error): read until `WouldBlock` or
+    /// the end, a short read proves nothing (no new edge will come).
+    read_closed_seen: bool,
+    read_more_queued: bool,
+    owner_paused: bool,
+    /// The owner sent `Close`: later sends are refused.
+    owner_closed: bool,
+    write_paused: bool,
+    high_reported: bool,
+    last_activity: Instant,
+    idle_timer: Option<TimerHandle>,
+    /// The connect timeout while connecting, the linger timer while closing.
+    phase_timer: Option<TimerHandle>,
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+impl Channel {
+    fn new(conn: ConnId, owner: OwnerRef, config: ChannelConfig, origin: Origin) -> Self {
+        let (owner, pending_owner) = match owner {
+            OwnerRef::Known(owner) => (owner, None),
+            // Replaced in `define` (the factory sets the owner before the coop registers).
+            OwnerRef::Pending { cell, placeholder } => (placeholder, Some(cell)),
+        };
+        Channel {
+            conn,
+            owner,
+            pending_owner,
+            decoder: Decoder::new(config.framing, config.max_frame),
+            config,
+            origin,
+            stream: None,
+            key: None,
+            phase: Phase::Starting,
+            wbuf: WriteBuffer::default(),
+            credit: None,
+            counters: Arc::default(),
+            read_pending: false,
+            read_closed_seen: false,
+            read_more_queued: false,
+            owner_paused: false,
+            owner_closed: false,
+            write_paused: false,
+            high_reported: false,
+            last_activity: Instant::now(),
+            idle_timer: None,
+            phase_timer: None,
+            bytes_in: 0,
+            bytes_out: 0,
+        }
+    }
+
+    /// A channel for an accepted connection.
+    pub(crate) fn accepted(
+        conn: ConnId,
+        stream: TcpStream,
+        peer: SocketAddr,
+        local: SocketAddr,
+        owner: OwnerRef,
+        config: ChannelConfig,
+        slot: OpenSlot,
+    ) -> Self {
+        let mut channel = Channel::new(
+            conn,
+            owner,
+            config,
+            Origin::Accepted {
+                peer,
+                local,
+                slot: Some(slot),
+            },
+        );
+        channel.stream = Some(stream);
+        channel
+    }
+
+    /// A channel that connects to `addr` when it starts.
+    pub(crate) fn connecting(
+        conn: ConnId,
+        addr: SocketAddr,
+        timeout: Duration,
+        owner: Mbox,
+        config: ChannelConfig,
+    ) -> Self {
+        Channel::new(
+            conn,
+            OwnerRef::Known(owner),
+            config,
+            Origin::Connect { addr, timeout },
+        )
+    }
+}
+
+impl Agent for Channel {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        if let Some(owner) = self
+            .pending_owner
+            .take()
+            .and_then(|cell| cell.get().cloned())
+        {
+            self.owner = owner;
+        }
+        self.credit = Some(CreditPool::new(self.config.inbound_max, def.mbox().clone()));
+        def.on(Channel::on_ready)?
+            .on(Channel::on_send_bytes)?
+            .on(Channel::on_send_frame)?
+            .on(Channel::on_close)?
+            .on(Channel::on_pause)?
+            .on(Channel::on_resume)?
+            .on(Channel::on_read_more)?
+            .on(Channel::on_credit_returned)?
+            .on(Channel::on_idle_check)?
+            .on(Channel::on_linger_expired)?
+            .on(Channel::on_connect_timeout)?;
+        Ok(())
+    }
+
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+        let Some(counters) = reactor::counters() else {
+            tracing::error!(conn = %self.conn, "a channel must run on an io dispatcher thread");
+            self.fail_start(ctx, io::ErrorKind::Unsupported);
+            return;
+        };
+        self.counters = counters;
+        match self.origin {
+            Origin::Accepted { peer, local, .. } => self.open_accepted(ctx, peer, local),
+            Origin::Connect { addr, timeout } => self.start_connect(ctx, addr, timeout),
+        }
+    }
+
+    fn on_finish(&mut self, ctx: &mut Ctx<Self>) {
+        match self.phase {
+            Phase::Starting | Phase::Connecting => {
+                if matches!(self.origin, Origin::Connect { .. }) {
+                    self.report_connect_failed(ConnectError::Shutdown);
+                } else {
+                    self.release_socket();
+                    self.phase = Phase::Closed;
+                }
+            }
+            Phase::Open | Phase::Closing => {
+                self.shut(ctx, CloseReason::Shutdown);
+                self.teardown();
+            }
+            Phase::Draining => self.teardown(),
+            Phase::Closed => {}
+        }
+    }
+}
+
+impl Channel {
+    // ---- start-up -------------------------------------------------------------------------
+
+    fn open_accepted(&mut self, ctx: &mut Ctx<Self>, peer: SocketAddr, local: SocketAddr) {
+        self.announce_accepted(ctx, peer, local);
+        if let Some(stream) = &self.stream
+            && let Err(e) = stream.set_nodelay(self.config.nodelay)
+        {
+            tracing::debug!(conn = %self.conn, error = %e, "could not set TCP_NODELAY");
+        }
+        if let Err(e) = self.register(ctx) {
+            self.close(ctx, CloseReason::Error(e.kind()));
+            return;
+        }
+        self.start_idle_timer(ctx);
+    }
+
+    /// The accepted connection is open: counted, and the owner's first message sent (so
+    /// that even a connection that fails at once reaches its owner as `Accepted`, `Closed`).
+    fn announce_accepted(&mut self, ctx: &mut Ctx<Self>, peer: SocketAddr, local: SocketAddr) {
+        self.phase = Phase::Open;
+        Counters::add(&self.counters.opened, 1);
+        self.owner.send(Accepted {
+            conn: self.conn,
+            channel: ctx.mbox().clone(),
+            peer,
+            local,
+        });
+    }
+
+    fn start_connect(&mut self, ctx: &mut Ctx<Self>, addr: SocketAddr, timeout: Duration) {
+        match TcpStream::connect(addr) {
+            Ok(stream) => self.stream = Some(stream),
+            Err(e) => {
+                self.connect_failed(ctx, ConnectError::from_io(&e));
+                return;
+            }
+        }
+        if let Err(e) = self.register(ctx) {
+            self.connect_failed(ctx, ConnectError::from_io(&e));
+            return;
+        }
+        self.phase = Phase::Connecting;
+        self.phase_timer = Some(ctx.send_delayed(ctx.mbox(), timeout, ConnectTimeout));
+    }
+
+    fn register(&mut self, ctx: &mut Ctx<Self>) -> io::Result<()> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        match reactor::register(stream, Interest::READABLE | Interest::WRITABLE, ctx.mbox()) {
+            Ok(key) => {
+                self.key = Some(key);
+                Ok(())
+            }
+            Err(crate::NetError::Io(e)) => Err(e),
+            Err(_) => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    fn fail_start(&mut self, ctx: &mut Ctx<Self>, kind: io::ErrorKind) {
+        match self.origin {
+            Origin::Connect { .. } => self.connect_failed(ctx, ConnectError::Io(kind)),
+            Origin::Accepted { peer, local, .. } => {
+                self.announce_accepted(ctx, peer, local);
+                self.close(ctx, CloseReason::Error(kind));
+            }
+        }
+    }
+
+    fn check_connected(&mut self, ctx: &mut Ctx<Self>, ready: Readiness) {
+        let Some(stream) = self.stream.as_ref() else {
+            return;
+        };
+        match stream.take_error() {
+            Ok(Some(e)) | Err(e) => {
+                self.connect_failed(ctx, ConnectError::from_io(&e));
+                return;
+            }
+            Ok(None) => {}
+        }
+        let peer = match stream.peer_addr() {
+            Ok(peer) => peer,
+            Err(e) if e.kind() == io::ErrorKind::NotConnected && !ready.is_error() => return,
+            Err(e) => {
+                self.connect_failed(ctx, ConnectError::from_io(&e));
+                return;
+            }
+        };
+        let local = stream.local_addr().unwrap_or(peer);
+        if let Err(e) = stream.set_nodelay(self.config.nodelay) {
+            tracing::debug!(conn = %self.conn, error = %e, "could not set TCP_NODELAY");
+        }
+        self.phase_timer = None;
+        self.phase = Phase::Open;
+        Counters::add(&self.counters.connected, 1);
+        Counters::add(&self.counters.opened, 1);
+        tracing::debug!(conn = %self.conn, %peer, "connected");
+        self.owner.send(Connected {
+            conn: self.conn,
+            channel: ctx.mbox().clone(),
+            peer,
+            local,
+        });
+        self.start_idle_timer(ctx);
+        // Sends made while connecting were buffered.
+        self.flush(ctx);
+        if self.phase == Phase::Open && ready.is_readable() {
+            self.read(ctx);
+        }
+    }
+
+    /// Reports a failed connection attempt (no `Closed` follows) and deregisters the coop.
+    fn connect_failed(&mut self, ctx: &mut Ctx<Self>, error: ConnectError) {
+        self.report_connect_failed(error);
+        ctx.deregister_coop(DeregReason::Normal);
+    }
+
+    fn report_connect_failed(&mut self, error: ConnectError) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        self.phase = Phase::Closed;
+        self.release_socket();
+        self.phase_timer = None;
+        self.wbuf.clear();
+        Counters::add(&self.counters.connect_failed, 1);
+        let addr = match self.origin {
+            Origin::Connect { addr, .. } => addr,
+            Origin::Accepted { peer, .. } => peer,
+        };
+        tracing::debug!(conn = %self.conn, %addr, %error, "connect failed");
+        self.owner.send(ConnectFailed {
+            conn: self.conn,
+            addr,
+            error,
+        });
+    }
+
+    // ---- handlers -------------------------------------------------------------------------
+
+    fn on_ready(&mut self, ctx: &mut Ctx<Self>, IoReady { key }: IoReady) {
+        if self.key != Some(key) {
+            return;
+        }
+        let ready = reactor::take_readiness(key);
+        if ready.is_read_closed() || ready.is_error() {
+            self.read_closed_seen = true;
+        }
+        match self.phase {
+            Phase::Connecting => self.check_connected(ctx, ready),
+            Phase::Open => {
+                if ready.is_writable() && !self.wbuf.is_empty() {
+                    self.flush(ctx);
+                }
+                if self.phase == Phase::Open && ready.is_readable() {
+                    self.read(ctx);
+                }
+            }
+            Phase::Closing | Phase::Draining => {
+                if ready.is_writable() {
+                    self.flush(ctx);
+                }
+            }
+            Phase::Starting | Phase::Closed => {}
+        }
+    }
+
+    fn on_send_bytes(&mut self, ctx: &mut Ctx<Self>, SendBytes(data): SendBytes) {
+        self.send(ctx, data);
+    }
+
+    fn on_send_frame(&mut self, ctx: &mut Ctx<Self>, SendFrame(payload): SendFrame) {
+        if !self.accepts_sends() {
+            Counters::add(&self.counters.sends_after_close, 1);
+            return;
+        }
+        let size = payload.len();
+        match encode(self.config.framing, payload) {
+            Some(bytes) => {
+                if self.config.framing != Framing::Raw {
+                    Counters::add(&self.counters.frames_out, 1);
+                }
+                self.send(ctx, bytes);
+            }
+            None => {
+                // Only a length prefix can refuse (over 4 GiB): the owner broke the protocol.
+                tracing::warn!(conn = %self.conn, size, "frame too big to encode");
+                let max = self.config.write_max;
+                self.close(
+                    ctx,
+                    CloseReason::WriteOverflow {
+                        buffered: self.wbuf.len().saturating_add(size),
+                        max,
+                    },
+                );
+            }
+        }
+    }
+
+    fn on_close(&mut self, ctx: &mut Ctx<Self>, _: Close) {
+        self.owner_closed = true;
+        match self.phase {
+            Phase::Open if self.wbuf.is_empty() => self.close(ctx, CloseReason::ByOwner),
+            Phase::Open => {
+                self.phase = Phase::Closing;
+                self.phase_timer =
+                    Some(ctx.send_delayed(ctx.mbox(), self.config.linger, LingerExpired));
+            }
+            Phase::Starting | Phase::Connecting => {
+                self.connect_failed(ctx, ConnectError::Shutdown);
+            }
+            Phase::Closing | Phase::Draining | Phase::Closed => {}
+        }
+    }
+
+    fn on_pause(&mut self, _ctx: &mut Ctx<Self>, _: PauseReading) {
+        self.owner_paused = true;
+    }
+
+    fn on_resume(&mut self, ctx: &mut Ctx<Self>, _: ResumeReading) {
+        self.owner_paused = false;
+        self.resume_reading(ctx);
+    }
+
+    fn on_read_more(&mut self, ctx: &mut Ctx<Self>, _: ReadMore) {
+        self.read_more_queued = false;
+        self.resume_reading(ctx);
+    }
+
+    fn on_credit_returned(&mut self, ctx: &mut Ctx<Self>, _: CreditReturned) {
+        match self.phase {
+            Phase::Open => self.resume_reading(ctx),
+            Phase::Draining => self.finish_draining(ctx),
+            _ => {}
+        }
+    }
+
+    fn on_idle_check(&mut self, ctx: &mut Ctx<Self>, _: IdleCheck) {
+        let Some(timeout) = self.config.idle_timeout else {
+            return;
+        };
+        if self.phase != Phase::Open {
+            return;
+        }
+        let idle = self.last_activity.elapsed();
+        if idle >= timeout {
+            tracing::debug!(conn = %self.conn, ?idle, "idle timeout");
+            self.close(ctx, CloseReason::IdleTimeout);
+        } else {
+            self.idle_timer = Some(ctx.send_delayed(ctx.mbox(), timeout - idle, IdleCheck));
+        }
+    }
+
+    fn on_linger_expired(&mut self, ctx: &mut Ctx<Self>, _: LingerExpired) {
+        match self.phase {
+            Phase::Closing => self.close(ctx, CloseReason::ByOwner),
+            Phase::Draining => {
+                tracing::debug!(conn = %self.conn, unsent = self.wbuf.len(), "linger time over");
+                self.teardown();
+                ctx.deregister_coop(DeregReason::Normal);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_connect_timeout(&mut self, ctx: &mut Ctx<Self>, _: ConnectTimeout) {
+        if self.phase == Phase::Connecting {
+            self.connect_failed(ctx, ConnectError::TimedOut);
+        }
+    }
+
+    // ---- reading --------------------------------------------------------------------------
+
+    fn resume_reading(&mut self, ctx: &mut Ctx<Self>) {
+        if self.phase == Phase::Open && self.read_pending {
+            self.read(ctx);
+        }
+    }
+
+    /// False if reading must stop for now (and counts a credit pause).
+    fn may_read(&mut self) -> bool {
+        if self.owner_paused || self.write_paused {
+            return false;
+        }
+        if self.credit.as_ref().is_some_and(|c| c.exhausted()) {
+            Counters::add(&self.counters.read_pauses, 1);
+            return false;
+        }
+        true
+    }
+
+    fn read(&mut self, ctx: &mut Ctx<Self>) {
+        let mut reads = 0;
+        while self.phase == Phase::Open {
+            if !self.may_read() {
+                self.read_pending = true;
+                return;
+            }
+            if reads == self.config.read_budget {
+                self.read_pending = true;
+                if !self.read_more_queued {
+                    self.read_more_queued = true;
+                    ctx.mbox().send(ReadMore);
+                }
+                return;
+            }
+            reads += 1;
+            match self.read_once() {
+                Ok(ReadOutcome::Data) => {}
+                Ok(ReadOutcome::Drained) => {
+                    self.read_pending = false;
+                    return;
+                }
+                Ok(ReadOutcome::End) => {
+                    let partial = self.decoder.partial();
+                    let reason = if partial > 0 {
+                        CloseReason::PeerClosedMidFrame { partial }
+                    } else {
+                        CloseReason::PeerClosed
+                    };
+                    self.close(ctx, reason);
+                    return;
+                }
+                Err(ReadFailure::Io(kind)) => {
+                    self.close(ctx, CloseReason::Error(kind));
+                    return;
+                }
+                Err(ReadFailure::TooBig(TooBig { size, max })) => {
+                    Counters::add(&self.counters.frames_rejected, 1);
+                    tracing::warn!(conn = %self.conn, size, max, "frame too big");
+                    self.close(ctx, CloseReason::FrameTooBig { size, max });
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One `read` into the thread's buffer, delivered to the owner.
+    fn read_once(&mut self) -> Result<ReadOutcome, ReadFailure> {
+        let Channel {
+            stream,
+            decoder,
+            owner,
+            credit,
+            counters,
+            conn,
+            config,
+            bytes_in,
+            last_activity,
+            read_closed_seen,
+            ..
+        } = self;
+        let short_read_drains = !*read_closed_seen;
+        let Some(stream) = stream.as_mut() else {
+            return Err(ReadFailure::Io(io::ErrorKind::NotConnected));
+        };
+        let Some(credit) = credit.as_ref() else {
+            return Err(ReadFailure::Io(io::ErrorKind::Other));
+        };
+        READ_BUFFER.with_borrow_mut(|buf| {
+            loop {
+                match stream.read(buf) {
+                    Ok(0) => return Ok(ReadOutcome::End),
+                    Ok(n) => {
+                        *bytes_in += n as u64;
+                        Counters::add(&counters.bytes_in, n as u64);
+                        if config.idle_timeout.is_some() {
+                            *last_activity = Instant::now();
+                        }
+                        let raw = config.framing == Framing::Raw;
+                        let mut frames = 0u64;
+                        let fed = decoder.feed(&buf[..n], |data, wire| {
+                            let credit = credit.take(wire);
+                            if raw {
+                                owner.send(Received {
+                                    conn: *conn,
+                                    data,
+                                    credit,
+                                });
+                            } else {
+                                frames += 1;
+                                owner.send(Frame {
+                                    conn: *conn,
+                                    data,
+                                    credit,
+                                });
+                            }
+                        });
+                        if frames > 0 {
+                            Counters::add(&counters.frames_in, frames);
+                        }
+                        return match fed {
+                            // A short read emptied the socket's receive queue: data arriving
+                            // later raises a new edge, so no need to read until WouldBlock
+                            // (saves a syscall per request).
+                            Ok(()) if n < buf.len() && short_read_drains => {
+                                Ok(ReadOutcome::Drained)
+                            }
+                            Ok(()) => Ok(ReadOutcome::Data),
+                            Err(too_big) => Err(ReadFailure::TooBig(too_big)),
+                        };
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        return Ok(ReadOutcome::Drained);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(ReadFailure::Io(e.kind())),
+                }
+            }
+        })
+    }
+
+    // ---- writing --------------------------------------------------------------------------
+
+    /// Sends are taken while open or connecting, and while draining (replies to what the
+    /// owner received before `Closed`) — but not after the owner's own `Close`.
+    fn accepts_sends(&self) -> bool {
+        !self.owner_closed
+            && matches!(
+                self.phase,
+                Phase::Starting | Phase::Connecting | Phase::Open | Phase::Draining
+            )
+    }
+
+    fn send(&mut self, ctx: &mut Ctx<Self>, data: Vec<u8>) {
+        if !self.accepts_sends() {
+            Counters::add(&self.counters.sends_after_close, 1);
+            return;
+        }
+        if data.is_empty() {
+            return;
+        }
+        let mut from = 0;
+        if matches!(self.phase, Phase::Open | Phase::Draining)
+            && self.wbuf.is_empty()
+            && let Some(stream) = self.stream.as_mut()
+        {
+            let mut failed = None;
+            while from < data.len() {
+                match stream.write(&data[from..]) {
+                    Ok(0) => break,
+                    Ok(n) => from += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        failed = Some(e.kind());
+                        break;
+                    }
+                }
+            }
+            self.account_written(from as u64);
+            if let Some(kind) = failed {
+                self.write_failed(ctx, kind, data.len() - from);
+                return;
+            }
+        }
+        if from == data.len() {
+            return;
+        }
+        let buffered = self.wbuf.len() + (data.len() - from);
+        if buffered > self.config.write_max {
+            let max = self.config.write_max;
+            Counters::add(&self.counters.bytes_unsent, (data.len() - from) as u64);
+            tracing::warn!(conn = %self.conn, buffered, max, "write buffer overflow");
+            self.close(ctx, CloseReason::WriteOverflow { buffered, max });
+            return;
+        }
+        self.wbuf.push(data, from);
+        if !self.high_reported && buffered >= self.config.write_high {
+            self.high_reported = true;
+            Counters::add(&self.counters.write_high, 1);
+            self.owner.send(WriteHigh {
+                conn: self.conn,
+                buffered,
+            });
+            if self.config.pause_reading_on_write_high {
+                self.write_paused = true;
+                Counters::add(&self.counters.read_pauses, 1);
+            }
+        }
+    }
+
+    fn account_written(&mut self, n: u64) {
+        if n > 0 {
+            self.bytes_out += n;
+            Counters::add(&self.counters.bytes_out, n);
+            if self.config.idle_timeout.is_some() {
+                self.last_activity = Instant::now();
+            }
+        }
+    }
+
+    /// A write failed: the peer is gone. `lost` bytes of the current send were not written.
+    fn write_failed(&mut self, ctx: &mut Ctx<Self>, kind: io::ErrorKind, lost: usize) {
+        Counters::add(&self.counters.bytes_unsent, lost as u64);
+        if self.phase == Phase::Draining {
+            // Already reported as closed; the rest cannot be delivered.
+            self.teardown();
+            ctx.deregister_coop(DeregReason::Normal);
+        } else {
+            self.close(ctx, CloseReason::Error(kind));
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Ctx<Self>) {
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        let mut written = 0;
+        let result = self.wbuf.flush(stream, &mut written);
+        self.account_written(written);
+        match result {
+            Ok(Flushed::Drained | Flushed::Blocked) => {}
+            Err(e) => {
+                self.write_failed(ctx, e.kind(), 0);
+                return;
+            }
+        }
+        if self.high_reported && self.wbuf.len() <= self.config.write_low {
+            self.high_reported = false;
+            if self.phase == Phase::Open {
+                self.owner.send(WriteLow {
+                    conn: self.conn,
+                    buffered: self.wbuf.len(),
+                });
+            }
+            if self.write_paused {
+                self.write_paused = false;
+                self.resume_reading(ctx);
+            }
+        }
+        match self.phase {
+            Phase::Closing if self.wbuf.is_empty() => self.close(ctx, CloseReason::ByOwner),
+            Phase::Draining => self.finish_draining(ctx),
+            _ => {}
+        }
+    }
+
+    // ---- closing --------------------------------------------------------------------------
+
+    fn start_idle_timer(&mut self, ctx: &mut Ctx<Self>) {
+        if let Some(timeout) = self.config.idle_timeout {
+            self.last_activity = Instant::now();
+            self.idle_timer = Some(ctx.send_delayed(ctx.mbox(), timeout, IdleCheck));
+        }
+    }
+
+    /// Closes the connection for `reason`: the owner gets `Closed`; then the channel drains
+    /// or tears down at once (see the ground rules).
+    fn close(&mut self, ctx: &mut Ctx<Self>, reason: CloseReason) {
+        if !self.shut(ctx, reason) {
+            return;
+        }
+        let drains = matches!(
+            reason,
+            CloseReason::PeerClosed
+                | CloseReason::PeerClosedMidFrame { .. }
+                | CloseReason::IdleTimeout
+                | CloseReason::FrameTooBig { .. }
+                | CloseReason::ByOwner
+        );
+        if drains && self.stream.is_some() {
+            self.phase = Phase::Draining;
+            self.phase_timer =
+                Some(ctx.send_delayed(ctx.mbox(), self.config.linger, LingerExpired));
+            self.finish_draining(ctx);
+        } else {
+            self.teardown();
+            ctx.deregister_coop(DeregReason::Normal);
+        }
+    }
+
+    /// Reports the close once (counted, logged, `Closed` sent); false if already reported.
+    fn shut(&mut self, _ctx: &mut Ctx<Self>, reason: CloseReason) -> bool {
+        if matches!(self.phase, Phase::Draining | Phase::Closed) {
+            return false;
+        }
+        self.phase = Phase::Draining;
+        self.counters.closed(&reason);
+        self.idle_timer = None;
+        self.phase_timer = None;
+        self.read_pending = false;
+        tracing::debug!(
+            conn = %self.conn,
+            ?reason,
+            bytes_in = self.bytes_in,
+            bytes_out = self.bytes_out,
+            "connection closed"
+        );
+        let Some(credit) = self.credit.as_ref() else {
+            return true;
+        };
+        self.owner.send(Closed {
+            conn: self.conn,
+            reason,
+            bytes_in: self.bytes_in,
+            bytes_out: self.bytes_out,
+            credit: credit.take(1),
+        });
+        true
+    }
+
+    /// While draining: tears down once the owner has handled everything and the write buffer
+    /// is empty.
+    fn finish_draining(&mut self, ctx: &mut Ctx<Self>) {
+        if self.phase != Phase::Draining || !self.wbuf.is_empty() {
+            return;
+        }
+        if self.credit.as_ref().is_none_or(|c| c.drained()) {
+            self.teardown();
+            ctx.deregister_coop(DeregReason::Normal);
+        }
+    }
+
+    fn release_socket(&mut self) {
+        if let (Some(key), Some(stream)) = (self.key.take(), self.stream.as_mut())
+            && let Err(e) = reactor::deregister(key, stream)
+        {
+            tracing::debug!(conn = %self.conn, error = %e, "deregistering the socket failed");
+        }
+        self.stream = None;
+        if let Origin::Accepted { slot, .. } = &mut self.origin {
+            *slot = None;
+        }
+    }
+
+    /// Closes the socket (a FIN if everything was written) and drops what is buffered.
+    fn teardown(&mut self) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        self.phase = Phase::Closed;
+        if self.wbuf.is_empty()
+            && let Some(stream) = &self.stream
+        {
+            let _ = stream.shutdown(Shutdown::Write);
+        }
+        self.release_socket();
+        let unsent = self.wbuf.clear();
+        if unsent > 0 {
+            Counters::add(&self.counters.bytes_unsent, unsent as u64);
+            tracing::debug!(conn = %self.conn, unsent, "bytes not sent");
+        }
+        if let Some(credit) = &self.credit {
+            credit.close();
+        }
+        self.idle_timer = None;
+        self.phase_timer = None;
+    }
+}
+
+enum ReadOutcome {
+    /// Bytes were read and delivered; there may be more.
+    Data,
+    /// `WouldBlock`, or a short read (the receive queue is empty): wait for the next
+    /// readiness event.
+    Drained,
+    /// End of stream.
+    End,
+}
+
+enum ReadFailure {
+    Io(io::ErrorKind),
+    TooBig(TooBig),
+}
