@@ -1,1 +1,137 @@
-//! Remote agents (being built).
+//! # agentry-remote
+//!
+//! Agents in other processes: **global mboxes** reached over **NATS** (an existing,
+//! clustered broker: `nats-server`) or over a **direct TCP link** between two processes,
+//! with typed, versioned envelopes, optional zstd compression and remote request/reply.
+//! Agents never need async: a [`Gateway`] owns the connection (and, for NATS, its own tokio
+//! runtime); sending and requesting are plain calls, inbound messages arrive in ordinary
+//! agent handlers.
+//!
+//! ```no_run
+//! use agentry::{Agent, Ctx, Define, DefineError, Env};
+//! use agentry_remote::{Gateway, Registry, RemoteRequest};
+//! use serde::{Deserialize, Serialize};
+//! use std::time::Duration;
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Add { a: i64, b: i64 }
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! struct Sum(i64);
+//!
+//! /// Serves `Add` requests from any process.
+//! struct Adder;
+//! impl Agent for Adder {
+//!     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+//!         def.on(|_: &mut Adder, _: &mut Ctx<Adder>, req: RemoteRequest<Add, Sum>| {
+//!             let sum = Sum(req.query().a + req.query().b);
+//!             let _ = req.reply(sum);
+//!         })?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! // Both processes register the same types under the same names and versions.
+//! let registry = Registry::new();
+//! registry.register::<Add>("calc.Add", 1).expect("registered");
+//! registry.register::<Sum>("calc.Sum", 1).expect("registered");
+//!
+//! // Process 1: the service.
+//! let env = Env::new().expect("env");
+//! let gw = Gateway::builder(&registry)
+//!     .namespace("demo")
+//!     .connect_nats(env.handle(), "nats://127.0.0.1:4222")
+//!     .expect("connected");
+//! let adder = env.handle().register_agent(Adder).expect("registered");
+//! gw.serve::<Add, Sum>("calc", &adder).expect("serving");
+//!
+//! // Process 2 (or any thread, or an agent): the client.
+//! let sum: Sum = gw
+//!     .mbox("calc")
+//!     .expect("valid name")
+//!     .request(Add { a: 2, b: 3 }, Duration::from_secs(1))
+//!     .expect("answered");
+//! assert_eq!(sum, Sum(5));
+//! ```
+//!
+//! ## Map of the crate
+//!
+//! - [`Registry`]: message types by stable name and version ([`RemoteMessage`]: serde +
+//!   `Send + Sync`), compression per type, zstd dictionaries ([`train_dictionary`]).
+//! - [`Gateway`] / [`GatewayBuilder`]: start a NATS gateway ([`GatewayBuilder::connect_nats`])
+//!   or a direct link ([`connect_link`](GatewayBuilder::connect_link) /
+//!   [`listen_link`](GatewayBuilder::listen_link)); subscribe local mboxes
+//!   ([`Gateway::subscribe`], [`Gateway::subscribe_queue`]); serve requests
+//!   ([`Gateway::serve`], [`Gateway::serve_on_request`]); counters ([`RemoteStats`]);
+//!   reports ([`RemoteEvent`]).
+//! - [`RemoteMbox`]: send ([`RemoteMbox::send`]), request blocking
+//!   ([`RemoteMbox::request`]) or not ([`RemoteMbox::send_request`] → [`RemoteReply`]).
+//! - [`RemoteRequest`] / [`RemoteReplyTo`]: what a serving agent gets and answers with.
+//! - [`subject`]: names and the subject scheme; [`envelope`]: the envelope fields and
+//!   their NATS headers; [`frame`]: the link's frames; [`Compression`].
+//! - Errors: [`SendError`] (gives the message back), [`RequestError`], [`RemoteFailure`]
+//!   (the server's side of a failed request), [`DecodeError`] (why input was rejected),
+//!   [`SubscribeError`], [`StartError`], [`RegistryError`], [`NameError`], [`FlushError`].
+//!
+//! ## Guarantees, in one paragraph
+//!
+//! Delivery is **at most once** (core NATS has no acknowledgements, and neither does the
+//! link). What the gateway can know, it counts and reports: a send that is refused gives the
+//! message back; an accepted envelope that is later dropped (buffer overflow, failed write,
+//! close) is counted in [`RemoteStats`] and reported as [`RemoteEvent::Lost`]; inbound
+//! input that does not decode — unknown type, wrong version, malformed or oversized — is a
+//! typed [`DecodeError`], counted, logged with `tracing` and reported, and never panics or
+//! breaks the connection; every request ends in exactly one reply or typed
+//! [`RequestError`]. The full contract is `SEMANTICS-remote.md` in this crate.
+//!
+//! ## Running the example
+//!
+//! `examples/remote_service.rs` runs a service agent in one process and a client agent in
+//! another, over NATS and over the direct link:
+//!
+//! ```text
+//! # everything in one go (starts its own nats-server on a free port, re-runs itself as the
+//! # server process):
+//! cargo run -p agentry-remote --example remote_service
+//! # or by hand, against a running server:
+//! nats-server -a 127.0.0.1 -p 4222 &
+//! cargo run -p agentry-remote --example remote_service -- server nats://127.0.0.1:4222
+//! cargo run -p agentry-remote --example remote_service -- client nats://127.0.0.1:4222
+//! ```
+//!
+//! The `remote_rr` example is the `server_client_speed` benchmark of SObjectizer 4.4 b5
+//! (see its header for the workload and flags):
+//! `cargo run --release -p agentry-remote --example remote_rr`.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod compression;
+mod core;
+pub mod envelope;
+mod error;
+mod event;
+mod gateway;
+mod link;
+mod nats;
+mod registry;
+mod remote_mbox;
+mod request;
+mod stats;
+pub mod subject;
+
+pub use crate::{
+    compression::{Codec, Compression, train_dictionary},
+    core::outbound::Overflow,
+    envelope::{Envelope, TypeTag},
+    error::{
+        DecodeError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure, RequestError,
+        SendError, StartError, SubscribeError,
+    },
+    event::{LossReason, RemoteEvent},
+    gateway::{BridgeOptions, Gateway, GatewayBuilder, LocalMbox, Subscription},
+    link::frame,
+    registry::{Registry, RemoteMessage},
+    remote_mbox::RemoteMbox,
+    request::{RemoteReply, RemoteReplyTo, RemoteRequest, RequestId},
+    stats::RemoteStats,
+};

@@ -1,0 +1,82 @@
+//! The bounded outbound buffer shared by senders (any thread) and the transport's writer.
+
+use crate::envelope::Envelope;
+use bytes::Bytes;
+use std::collections::VecDeque;
+
+/// What happens to a send when the outbound buffer is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Overflow {
+    /// The new message is refused: `send` returns
+    /// [`SendError::BufferFull`](crate::SendError::BufferFull) with the message, a request
+    /// fails with [`RequestError::BufferFull`](crate::RequestError::BufferFull). Counted in
+    /// `overflow_rejected`. (The default.)
+    #[default]
+    RejectNew,
+    /// The oldest buffered envelope is dropped to make room: counted in `overflow_dropped`,
+    /// logged, reported as [`RemoteEvent::Lost`](crate::RemoteEvent::Lost); a dropped
+    /// request fails with `BufferFull`.
+    DropOldest,
+}
+
+/// One envelope on its way out.
+#[derive(Debug)]
+pub(crate) struct OutMsg {
+    pub(crate) subject: async_nats::Subject,
+    pub(crate) reply: Option<async_nats::Subject>,
+    pub(crate) envelope: Envelope,
+    pub(crate) payload: Bytes,
+    /// The correlation id of a request of ours (fail it if this envelope is lost).
+    pub(crate) request: Option<u64>,
+    pub(crate) kind: OutKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutKind {
+    Message,
+    Request,
+    Reply,
+}
+
+pub(crate) struct Queue {
+    pub(crate) items: VecDeque<OutMsg>,
+    pub(crate) closed: bool,
+}
+
+pub(crate) enum Refused {
+    Full(Box<OutMsg>),
+    Closed,
+}
+
+impl Queue {
+    pub(crate) fn new() -> Queue {
+        Queue {
+            items: VecDeque::new(),
+            closed: false,
+        }
+    }
+
+    /// Pushes `msg`; returns `(was_empty, evicted)`.
+    pub(crate) fn push(
+        &mut self,
+        msg: OutMsg,
+        capacity: usize,
+        policy: Overflow,
+    ) -> Result<(bool, Option<OutMsg>), Refused> {
+        if self.closed {
+            drop(msg);
+            return Err(Refused::Closed);
+        }
+        let mut evicted = None;
+        if self.items.len() >= capacity {
+            match policy {
+                Overflow::RejectNew => return Err(Refused::Full(Box::new(msg))),
+                Overflow::DropOldest => evicted = self.items.pop_front(),
+            }
+        }
+        let was_empty = self.items.is_empty();
+        self.items.push_back(msg);
+        Ok((was_empty, evicted))
+    }
+}

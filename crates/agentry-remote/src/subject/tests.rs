@@ -1,0 +1,83 @@
+use super::*;
+use proptest::prelude::*;
+
+#[test]
+fn valid_names() {
+    for n in ["a", "orders", "orders.created", "A-b_c.9", "x.y.z"] {
+        assert_eq!(validate_name(n), Ok(()), "{n}");
+    }
+    assert_eq!(validate_token("app-1"), Ok(()));
+}
+
+#[test]
+fn invalid_names_are_typed() {
+    assert_eq!(validate_name(""), Err(NameError::Empty));
+    for n in [".a", "a.", "a..b", "."] {
+        assert!(
+            matches!(validate_name(n), Err(NameError::EmptyToken { .. })),
+            "{n}"
+        );
+    }
+    for (n, ch) in [
+        ("a b", ' '),
+        ("a*", '*'),
+        ("a>", '>'),
+        ("é", 'é'),
+        ("a\r\n", '\r'),
+    ] {
+        match validate_name(n) {
+            Err(NameError::InvalidChar { ch: c, .. }) => assert_eq!(c, ch, "{n}"),
+            other => panic!("{n}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        validate_token("a.b"),
+        Err(NameError::InvalidChar { ch: '.', at: 1, .. })
+    ));
+    let long = "a".repeat(MAX_NAME_LEN + 1);
+    assert!(matches!(
+        validate_name(&long),
+        Err(NameError::TooLong { len, .. }) if len == MAX_NAME_LEN + 1
+    ));
+}
+
+#[test]
+fn subjects_follow_the_scheme() {
+    let s = Scheme::new("app", "gw1").expect("valid");
+    assert_eq!(
+        s.message_subject("orders.x").expect("valid"),
+        "app.v1.m.orders.x"
+    );
+    assert_eq!(s.service_subject("calc").expect("valid"), "app.v1.s.calc");
+    assert_eq!(s.reply_subject(42), "app.v1.r.gw1.42");
+    assert_eq!(s.reply_wildcard(), "app.v1.r.gw1.*");
+    assert_eq!(s.parse_reply("app.v1.r.gw1.42"), Some(42));
+    assert_eq!(s.parse_reply("app.v1.r.gw2.42"), None);
+    assert_eq!(s.parse_reply("app.v1.r.gw1.x"), None);
+    assert!(Scheme::new("a.b", "gw").is_err());
+}
+
+#[test]
+fn gateway_ids_are_distinct_tokens() {
+    let a = new_gateway_id();
+    let b = new_gateway_id();
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 13);
+    assert_eq!(validate_token(&a), Ok(()));
+}
+
+proptest! {
+    #[test]
+    fn names_from_the_alphabet_are_valid(tokens in prop::collection::vec("[A-Za-z0-9_-]{1,8}", 1..6)) {
+        let name = tokens.join(".");
+        prop_assert_eq!(validate_name(&name), Ok(()));
+    }
+
+    #[test]
+    fn validation_never_panics_and_accepts_only_the_alphabet(name in "\\PC{0,40}") {
+        if validate_name(&name).is_ok() {
+            prop_assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.'));
+            prop_assert!(!name.starts_with('.') && !name.ends_with('.') && !name.contains(".."));
+        }
+    }
+}
