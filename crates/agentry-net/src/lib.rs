@@ -57,7 +57,7 @@
 //! - [`ConnId`], [`IoKey`]: typed ids; [`NetError`], [`ConnectError`]: typed errors.
 //! - [`bench`](mod@bench): the `tcp_echo` and `ttl` workloads (for `agentry-bench`).
 //!
-//! ## Guarantees (each with its test in `SEMANTICS-net.md`)
+//! ## Guarantees (each with its test in §18 of `docs/SEMANTICS.md`)
 //!
 //! - Per connection, the owner gets `Accepted`/`Connected` first, then data in stream order,
 //!   and `Closed` last, exactly once, with the reason; every close is counted once in

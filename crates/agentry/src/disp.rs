@@ -4,7 +4,7 @@
 //!
 //! An agent meets its dispatcher in exactly two places:
 //!
-//! - its [`EventQueue`]: where senders push its demands. A dispatcher that runs the queue's
+//! - its `EventQueue`: where senders push its demands. A dispatcher that runs the queue's
 //!   demands on its thread(s) is the only code that touches the agent (see `slab.rs`);
 //! - its [`Binder`]: chosen per agent or per coop, it binds in two phases so that coop
 //!   registration stays transactional — `prepare` may fail and reserves what the binding
@@ -12,12 +12,12 @@
 //!   binding rolls it back.
 //!
 //! Adding a dispatcher means adding one `EventQueue` variant (static dispatch on the send
-//! path), one `Binder` flavour, and a [`DispatcherCore`] for its lifetime and statistics.
+//! path), one `Binder` flavour, and a `DispatcherCore` for its lifetime and statistics.
 //!
 //! # Lifetime
 //!
 //! A dispatcher lives while its handle or any agent bound to it exists: every bound agent
-//! holds a [`Lease`] on the dispatcher's core (taken in `prepare`, released when the agent's
+//! holds a `Lease` on the dispatcher's core (taken in `prepare`, released when the agent's
 //! body is dropped or the prepared binding is rolled back). Its threads are joined when the
 //! environment shuts down.
 

@@ -10,7 +10,10 @@
 //! 7. [`request_reply`] — synchronous requests, deferred replies, typed errors
 //! 8. [`overload`] — message limits and overload reactions
 //! 9. [`testing`] — deterministic tests on virtual time, scenarios
+//! 10. [`supervision`] — supervised coops, restart strategies, escalation, death watch
+//! 11. [`observability`] — counters, message delivery tracing, `tracing` spans
 //! 12. [`mchains`] — message chains: plain threads and agents, select
+//! 13. [`tcp_and_remote`] — TCP channels (`agentry-net`) and remote mboxes (`agentry-remote`)
 //!
 //! The guarantees behind each chapter, each with the test that proves it, are listed in
 //! `docs/SEMANTICS.md`; the runnable programs are in `examples/`.
@@ -42,5 +45,14 @@ pub mod overload {}
 #[doc = include_str!("guide/09_testing.md")]
 pub mod testing {}
 
+#[doc = include_str!("guide/10_supervision.md")]
+pub mod supervision {}
+
+#[doc = include_str!("guide/11_observability.md")]
+pub mod observability {}
+
 #[doc = include_str!("guide/12_mchains.md")]
 pub mod mchains {}
+
+#[doc = include_str!("guide/13_tcp_and_remote.md")]
+pub mod tcp_and_remote {}

@@ -7,7 +7,7 @@
 //! lost without a counter showing it.
 //!
 //! The limited type is the handler's parameter type: `M` for the agent's own mbox, `Arc<T>`
-//! for messages from a [`MultiMbox`](crate::MultiMbox). Insend handlers bypass limits.
+//! for messages from a [`MultiMbox`]. Insend handlers bypass limits.
 
 use crate::agent::shared::{AgentShared, Refused};
 use crate::demand::LimitSlot;

@@ -76,7 +76,7 @@
 //!   has a message, going round the chains fairly (it starts after the one served last).
 //! - **Closing** ([`close`](Mchain::close)) refuses every later send and wakes every waiting
 //!   receiver and blocked sender. With [`Close::RetainContent`] receivers still get what was
-//!   queued, then [`RecvError::Closed`](crate::RecvError::Closed); with
+//!   queued, then [`RecvError::Closed`]; with
 //!   [`Close::DropContent`] the content is dropped (counted) at once.
 //! - **Timers** ([`EnvHandle::send_delayed`](crate::EnvHandle::send_delayed) to a chain) keep
 //!   their cancel guarantee: once `TimerHandle::cancel` returns, no receiver takes the

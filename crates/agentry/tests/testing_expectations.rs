@@ -155,3 +155,51 @@ fn requests_are_answered_by_running_the_agent() {
         "a blocking request from the test's thread would wait for itself"
     );
 }
+
+/// Handles `Open` only in its initial state, then switches to `closed`.
+struct Door {
+    closed: State,
+}
+struct Open;
+
+impl Agent for Door {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        self.closed = def.state("closed")?;
+        def.on(|d: &mut Door, ctx: &mut Ctx<Door>, _: Open| {
+            ctx.change_state(d.closed).expect("own state");
+        })?;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_test_env_traces_why_a_message_was_not_handled() {
+    use agentry::trace::{CallbackTracer, Outcome, TraceFilter, TraceRecord};
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let mut env = TestEnv::builder()
+        .msg_tracing(CallbackTracer::new(move |r: &TraceRecord<'_>| {
+            sink.lock().expect("records").push(format!("{:?}", r.outcome));
+        }))
+        .msg_trace_filter(TraceFilter::new().message::<Open>())
+        .build()
+        .expect("test env");
+    let door = env
+        .handle()
+        .register_agent(Door {
+            closed: State::DEFAULT,
+        })
+        .expect("registered");
+    door.send(Open);
+    door.send(Open);
+    env.run_until_idle().expect("idle");
+    assert_eq!(
+        *seen.lock().expect("records"),
+        [
+            format!("{:?}", Outcome::Handled),
+            format!("{:?}", Outcome::Ignored { state: "closed" }),
+        ]
+    );
+    assert_eq!(door.stats().unhandled, 1);
+}

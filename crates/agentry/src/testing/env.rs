@@ -10,6 +10,7 @@ use crate::mbox::Mbox;
 use crate::mchain::{Envelope, Mchain};
 use crate::stats::EnvStats;
 use crate::timer::{Clock, EngineKind, ManualClock};
+use crate::trace::{TraceFilter, Tracer};
 use parking_lot::{Condvar, Mutex};
 use std::any::TypeId;
 use std::fmt;
@@ -66,6 +67,37 @@ impl TestEnvBuilder {
     /// The timer engine (default: the indexed heap).
     pub fn timer_engine(&mut self, engine: EngineKind) -> &mut Self {
         self.env.timer_engine(engine);
+        self
+    }
+
+    /// Message delivery tracing, as [`EnvBuilder::msg_tracing`]: the tracer sees every fate
+    /// of every message on virtual time too.
+    pub fn msg_tracing(&mut self, tracer: impl Tracer) -> &mut Self {
+        self.env.msg_tracing(tracer);
+        self
+    }
+
+    /// The initial filter of message tracing, as [`EnvBuilder::msg_trace_filter`].
+    pub fn msg_trace_filter(&mut self, filter: TraceFilter) -> &mut Self {
+        self.env.msg_trace_filter(filter);
+        self
+    }
+
+    /// Measures every agent's handler time, as [`EnvBuilder::handler_time`].
+    pub fn handler_time(&mut self, on: bool) -> &mut Self {
+        self.env.handler_time(on);
+        self
+    }
+
+    /// Tracks every agent's queue depth, as [`EnvBuilder::queue_depth`].
+    pub fn queue_depth(&mut self, on: bool) -> &mut Self {
+        self.env.queue_depth(on);
+        self
+    }
+
+    /// `tracing` spans around every handler, as [`EnvBuilder::tracing_spans`].
+    pub fn tracing_spans(&mut self, on: bool) -> &mut Self {
+        self.env.tracing_spans(on);
         self
     }
 
