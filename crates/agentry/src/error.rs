@@ -56,6 +56,33 @@ pub enum DefineError {
         /// The message type.
         message: &'static str,
     },
+    /// A second `on_enter` or `on_exit` hook for the same state (a state has at most one of
+    /// each; a second would silently replace the first).
+    #[error("state `{state}` already has an {hook} hook")]
+    DuplicateHook {
+        /// Which hook.
+        hook: HookKind,
+        /// The state's name.
+        state: String,
+    },
+}
+
+/// The kind of a state hook, in [`DefineError::DuplicateHook`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookKind {
+    /// `Define::on_enter`.
+    Enter,
+    /// `Define::on_exit`.
+    Exit,
+}
+
+impl std::fmt::Display for HookKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HookKind::Enter => "on_enter",
+            HookKind::Exit => "on_exit",
+        })
+    }
 }
 
 /// Why a coop could not be registered. Nothing of the coop was registered.

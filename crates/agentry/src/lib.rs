@@ -136,7 +136,7 @@ pub use crate::{
     destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StopGuard, StopGuardId},
     error::{
-        BindError, BuildError, ChainSendError, DefineError, DeregisterError, MchainError,
+        BindError, BuildError, ChainSendError, DefineError, DeregisterError, HookKind, MchainError,
         NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StateError,
         StepFailure, StopGuardError, TestError, TryRecvError,
     },

@@ -4,7 +4,8 @@
 mod common;
 
 use agentry::{
-    Agent, Ctx, Define, DefineError, Env, EnvHandle, MultiMbox, Overload, RegisterError, State,
+    Agent, Ctx, Define, DefineError, Env, EnvHandle, HookKind, MultiMbox, Overload, RegisterError,
+    State,
 };
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -26,6 +27,8 @@ enum Mistake {
     ForeignParent,
     NotASubstate,
     TooManyStates,
+    EnterHookTwice,
+    ExitHookTwice,
 }
 
 struct Careless {
@@ -56,6 +59,9 @@ impl Agent for Careless {
         def.limit::<Msg>(10, Overload::Drop)?;
         def.limit::<Arc<Msg>>(10, Overload::Drop)?;
         def.initial_substate(s, s1)?;
+        // Legal: one hook of each kind per state.
+        def.on_enter(s, |_: &mut Careless, _: &mut Ctx<Careless>| {})?;
+        def.on_exit(s, |_: &mut Careless, _: &mut Ctx<Careless>| {})?;
         match self.mistake {
             Mistake::None => {}
             Mistake::SameHandlerTwice => {
@@ -69,6 +75,12 @@ impl Agent for Careless {
             Mistake::SameMultiHandlerTwice => {
                 def.from(&topic)
                     .on(|_: &mut Careless, _: &mut Ctx<Careless>, _: Arc<Msg>| {})?;
+            }
+            Mistake::EnterHookTwice => {
+                def.on_enter(s, |_: &mut Careless, _: &mut Ctx<Careless>| {})?;
+            }
+            Mistake::ExitHookTwice => {
+                def.on_exit(s, |_: &mut Careless, _: &mut Ctx<Careless>| {})?;
             }
             Mistake::LimitTwice => {
                 def.limit::<Msg>(1, Overload::Drop)?;
@@ -203,6 +215,24 @@ fn duplicate_limit_and_filter() {
         DefineError::DuplicateFilter { message, .. } => assert!(message.ends_with("Msg")),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_second_hook_for_a_state_is_refused_not_a_silent_replacement() {
+    assert_eq!(
+        define_error(Mistake::EnterHookTwice),
+        DefineError::DuplicateHook {
+            hook: HookKind::Enter,
+            state: "s".to_owned()
+        }
+    );
+    assert_eq!(
+        define_error(Mistake::ExitHookTwice),
+        DefineError::DuplicateHook {
+            hook: HookKind::Exit,
+            state: "s".to_owned()
+        }
+    );
 }
 
 #[test]

@@ -180,7 +180,9 @@ fn a_test_env_traces_why_a_message_was_not_handled() {
     let sink = Arc::clone(&seen);
     let mut env = TestEnv::builder()
         .msg_tracing(CallbackTracer::new(move |r: &TraceRecord<'_>| {
-            sink.lock().expect("records").push(format!("{:?}", r.outcome));
+            sink.lock()
+                .expect("records")
+                .push(format!("{:?}", r.outcome));
         }))
         .msg_trace_filter(TraceFilter::new().message::<Open>())
         .build()

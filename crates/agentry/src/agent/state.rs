@@ -6,7 +6,7 @@
 //! unless it subscribes its own (see `handlers.rs`).
 
 use super::Ctx;
-use crate::error::DefineError;
+use crate::error::{DefineError, HookKind};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -144,14 +144,28 @@ impl<A> StateTree<A> {
 
     pub(crate) fn set_on_enter(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
         self.check(s)?;
-        self.nodes[s.index()].on_enter = Some(hook);
+        let node = &mut self.nodes[s.index()];
+        if node.on_enter.is_some() {
+            return Err(DefineError::DuplicateHook {
+                hook: HookKind::Enter,
+                state: node.name.to_string(),
+            });
+        }
+        node.on_enter = Some(hook);
         self.structured = true;
         Ok(())
     }
 
     pub(crate) fn set_on_exit(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
         self.check(s)?;
-        self.nodes[s.index()].on_exit = Some(hook);
+        let node = &mut self.nodes[s.index()];
+        if node.on_exit.is_some() {
+            return Err(DefineError::DuplicateHook {
+                hook: HookKind::Exit,
+                state: node.name.to_string(),
+            });
+        }
+        node.on_exit = Some(hook);
         self.structured = true;
         Ok(())
     }
