@@ -1,6 +1,7 @@
 //! A state's time limit switches the agent to another state after a given time in it —
 //! counted from entering it (its substates included), cancelled by leaving it, restarted by
-//! entering it again.
+//! entering it again; a change to the state the agent is already in is no transition and
+//! does not restart it.
 //!
 //! Run in a `TestEnv` (the testing kit): the door runs on the test's thread and virtual time
 //! passes only in `advance`, so "when the agent entered the state" is exact: a message the
@@ -23,6 +24,8 @@ struct Door {
 struct Open;
 struct Hold;
 struct Shut;
+/// Asks the open door to change to `open` again: a change to the current state.
+struct Reopen;
 struct Where;
 
 impl Agent for Door {
@@ -48,6 +51,10 @@ impl Agent for Door {
         def.in_state(self.open)
             .on(|d: &mut Door, ctx: &mut Ctx<Door>, _: Shut| {
                 ctx.change_state(d.closed).expect("own state")
+            })?;
+        def.in_state(self.open)
+            .on(|d: &mut Door, ctx: &mut Ctx<Door>, _: Reopen| {
+                ctx.change_state(d.open).expect("own state")
             })?;
         def.in_states(&[self.closed, self.open])
             .on_request(|d: &mut Door, _: &mut Ctx<Door>, _: Where| d.visits.clone())?;
@@ -163,5 +170,27 @@ fn the_limit_covers_substates() {
         visits(&mut env, &door),
         ["closed", "open", "held", "closed"],
         "10 s after entering `open`"
+    );
+}
+
+#[test]
+fn a_change_to_the_current_state_does_not_restart_the_limit() {
+    let (mut env, door) = setup();
+    door.send(Open);
+    env.run_until_idle().expect("opened");
+    env.advance(secs(6)).expect("advance");
+    door.send(Reopen);
+    env.run_until_idle().expect("reopened");
+    assert_eq!(env.state_of(&door), Some("open"));
+    env.advance(secs(4)).expect("advance");
+    assert_eq!(
+        env.state_of(&door),
+        Some("closed"),
+        "the limit still counts from the first entry"
+    );
+    assert_eq!(
+        visits(&mut env, &door),
+        ["closed", "open", "closed"],
+        "no hook ran for the change to the current state"
     );
 }
