@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 
 /// What became of a demand, as reported to an [`Observer`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Outcome {
+pub(crate) enum DemandOutcome {
     /// The agent started (`on_start` and its initial state's hooks ran).
     Started,
     /// A handler ran for the message.
@@ -45,7 +45,7 @@ pub(crate) trait Observer {
     /// Before the demand runs: its agent and, for a message, the message.
     fn before(&mut self, agent: AgentRef, message: Option<&Payload>);
     /// After it ran: the outcome and, if the agent is still there, its body (for its state).
-    fn after(&mut self, outcome: Outcome, body: Option<&dyn AgentBody>);
+    fn after(&mut self, outcome: DemandOutcome, body: Option<&dyn AgentBody>);
 }
 
 /// The observer of every production dispatcher: reports nothing.
@@ -53,7 +53,7 @@ impl Observer for () {
     #[inline(always)]
     fn before(&mut self, _: AgentRef, _: Option<&Payload>) {}
     #[inline(always)]
-    fn after(&mut self, _: Outcome, _: Option<&dyn AgentBody>) {}
+    fn after(&mut self, _: DemandOutcome, _: Option<&dyn AgentBody>) {}
 }
 
 /// Runs one demand.
@@ -86,7 +86,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
     let Some(body) = (unsafe { slab.body_mut(target) }) else {
         observer.before(target, None);
         demand.discard_gone(counters);
-        observer.after(Outcome::AgentGone, None);
+        observer.after(DemandOutcome::AgentGone, None);
         return;
     };
     match demand.kind {
@@ -117,13 +117,13 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             } else {
                 counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
                 body.discard(demand.source, inner, demand.limit);
-                observer.after(Outcome::Revoked, Some(&*body));
+                observer.after(DemandOutcome::Revoked, Some(&*body));
             }
         }
         Kind::START => {
             observer.before(target, None);
             body.on_start();
-            observer.after(Outcome::Started, Some(&*body));
+            observer.after(DemandOutcome::Started, Some(&*body));
         }
         Kind::CONTROL => {
             observer.before(target, None);
@@ -144,7 +144,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             unsafe { slab.put_body(target, next) };
             // SAFETY: forwarded contract; the body was just put back.
             let body = unsafe { slab.body_mut(target) };
-            observer.after(Outcome::Controlled, body.map(|b| &*b));
+            observer.after(DemandOutcome::Controlled, body.map(|b| &*b));
         }
         _ => {
             debug_assert!(demand.kind == Kind::FINISH || demand.kind == Kind::FINISH_NOW);
@@ -157,16 +157,16 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
                 tracing::error!(agent = %target.id(), "agent panicked while being dropped");
             }
             exit.env.inner().agent_finished(exit.coop, &exit.agent);
-            observer.after(Outcome::Finished, None);
+            observer.after(DemandOutcome::Finished, None);
         }
     }
 }
 
 #[inline(always)]
-fn taken_outcome(taken: Taken) -> Outcome {
+fn taken_outcome(taken: Taken) -> DemandOutcome {
     match taken {
-        Taken::Handled => Outcome::Handled,
-        Taken::Unhandled => Outcome::NoHandler,
-        Taken::Deferred => Outcome::Deferred,
+        Taken::Handled => DemandOutcome::Handled,
+        Taken::Unhandled => DemandOutcome::NoHandler,
+        Taken::Deferred => DemandOutcome::Deferred,
     }
 }

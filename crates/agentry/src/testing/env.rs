@@ -352,7 +352,7 @@ impl TestEnv {
             {
                 Some(Delivery {
                     at,
-                    handled: e.outcome == crate::disp::worker::Outcome::Handled,
+                    handled: e.outcome == crate::disp::worker::DemandOutcome::Handled,
                     state: e.state.clone(),
                 })
             }

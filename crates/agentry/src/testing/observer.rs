@@ -3,7 +3,7 @@
 //! state after it.
 
 use crate::agent::cell::AgentBody;
-use crate::disp::worker::{Observer, Outcome};
+use crate::disp::worker::{DemandOutcome, Observer};
 use crate::ids::AgentId;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
@@ -16,7 +16,7 @@ pub(super) struct Event {
     pub(super) agent: AgentId,
     /// The message's type id and name (`None` for start, finish and dead letters).
     pub(super) message: Option<(TypeId, &'static str)>,
-    pub(super) outcome: Outcome,
+    pub(super) outcome: DemandOutcome,
     /// The agent's state after the demand (`None` once it is gone).
     pub(super) state: Option<String>,
 }
@@ -24,7 +24,10 @@ pub(super) struct Event {
 impl Event {
     /// True if the demand delivered a message to the agent's handler lookup (handled or not).
     pub(super) fn delivered(&self) -> bool {
-        matches!(self.outcome, Outcome::Handled | Outcome::NoHandler)
+        matches!(
+            self.outcome,
+            DemandOutcome::Handled | DemandOutcome::NoHandler
+        )
     }
 }
 
@@ -43,7 +46,7 @@ impl Observer for Recorder {
         self.pending = Some((agent.id(), message.map(|p| (p.type_id(), p.type_name()))));
     }
 
-    fn after(&mut self, outcome: Outcome, body: Option<&dyn AgentBody>) {
+    fn after(&mut self, outcome: DemandOutcome, body: Option<&dyn AgentBody>) {
         let Some((agent, message)) = self.pending.take() else {
             return;
         };

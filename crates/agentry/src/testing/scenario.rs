@@ -1,7 +1,7 @@
 //! Scenarios: steps, each triggered by an impact and completed by agents' reactions.
 
 use super::observer::Event;
-use crate::disp::worker::Outcome;
+use crate::disp::worker::DemandOutcome;
 use crate::mbox::Mbox;
 use std::any::TypeId;
 use std::fmt;
@@ -319,15 +319,15 @@ impl Leaf {
         let reacted = match &self.what {
             What::Message { types, handled, .. } => {
                 let wanted = if *handled {
-                    Outcome::Handled
+                    DemandOutcome::Handled
                 } else {
-                    Outcome::NoHandler
+                    DemandOutcome::NoHandler
                 };
                 event.outcome == wanted && event.message.is_some_and(|(t, _)| types.contains(&t))
             }
             What::AnyDemand => matches!(
                 event.outcome,
-                Outcome::Started | Outcome::Handled | Outcome::NoHandler
+                DemandOutcome::Started | DemandOutcome::Handled | DemandOutcome::NoHandler
             ),
         };
         reacted
