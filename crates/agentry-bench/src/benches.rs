@@ -1,21 +1,31 @@
 //! The product registry: every benchmark the `agentry-bench` binary runs.
 //!
 //! Register a benchmark by adding its module here (`mod ring;`) and its `BenchDef` to
-//! [`BENCHES`]; add peer-comparison benchmarks to the `compare` group too.
+//! [`BENCHES`]. The peer comparison (`crate::compare`) registers its own benchmarks as
+//! extras, run by the `compare` group and never by `all`; it reuses the workloads of the
+//! modules declared `pub(crate)` here.
 
 mod agent_memory;
+pub(crate) mod fan_in;
 mod idle;
 mod insend;
-mod pingpong;
+pub(crate) mod pingpong;
 mod random_send;
-mod ring;
+mod remote_rr;
+pub(crate) mod ring;
 mod sched;
 mod send;
 mod send_process;
-mod skynet;
+pub(crate) mod skynet;
 mod state_change;
-mod support;
+pub(crate) mod support;
+mod tcp_echo;
 mod timer_churn;
+pub(crate) mod ttl;
+
+pub use remote_rr::{
+    SERVER_COMMAND as REMOTE_RR_SERVER_COMMAND, server_main as remote_rr_server_main,
+};
 
 use crate::harness::{BenchDef, Group, Registry};
 
@@ -29,8 +39,12 @@ pub static BENCHES: &[BenchDef] = &[
     ring::BENCH,
     pingpong::BENCH,
     skynet::BENCH,
+    ttl::BENCH,
+    fan_in::BENCH,
     sched::BENCH,
     timer_churn::BENCH,
+    tcp_echo::BENCH,
+    remote_rr::BENCH,
     idle::BENCH,
     agent_memory::BENCH,
 ];
@@ -39,11 +53,11 @@ pub static BENCHES: &[BenchDef] = &[
 pub static GROUPS: &[Group] = &[Group {
     id: "compare",
     description: "the peer comparison: agentry beside actix, ractor and kameo in the same run",
-    members: &[],
+    members: crate::compare::IDS,
 }];
 
 /// The registry the binary runs.
-pub static REGISTRY: Registry = Registry::new(BENCHES, GROUPS);
+pub static REGISTRY: Registry = Registry::new(BENCHES, GROUPS).with_extras(crate::compare::BENCHES);
 
 #[cfg(test)]
 mod tests {

@@ -2,11 +2,13 @@
 //! measurement loop, and every output (table, JSON, CSV, charts).
 //!
 //! A benchmark module uses the items re-exported here; the submodules `json`, `csv`, `plot`,
-//! `report` and `rss` are public for their plain-data helpers.
+//! `report` and `rss` are public for their plain-data helpers, `child` for running a
+//! repetition in a child process.
 
 pub mod allocator;
 mod case;
 mod chart;
+pub mod child;
 mod cli;
 pub mod csv;
 mod error;
@@ -36,7 +38,7 @@ pub use error::{BenchError, OutputError};
 pub use machine::{MachineInfo, utc_date};
 pub use measure::{
     CaseReport, CaseStatus, MIN_REPS, MeasureConfig, Measured, PhaseResult, RepProgress,
-    measure_case,
+    measure_case, measure_rounds, panic_message,
 };
 pub use phase::{PhaseSpec, Unit};
 pub use progress::Progress;

@@ -11,6 +11,8 @@
 //!   verifies its result and returns a [`Sample`](harness::Sample). The harness runs a warm-up,
 //!   then at least 5 measured repetitions, and reports median, min and max per phase.
 //! - [`benches`]: the registry of the benchmarks the binary runs.
+//! - [`compare`]: the peer comparison — agentry beside actix, ractor and kameo (the peers
+//!   are built with the default feature `peers`), every repetition in a child process.
 //!
 //! ## Adding a benchmark
 //!
@@ -56,4 +58,8 @@
 #![deny(unsafe_code)]
 
 pub mod benches;
+pub mod compare;
 pub mod harness;
+#[cfg(feature = "peers")]
+mod peers;
+pub mod xorshift;

@@ -1,4 +1,7 @@
 //! `agentry-bench <id>... [--quick] [--json FILE] [--csv FILE] [--plot DIR] [--reps N] [--list]`
+//! (`compare` for the peer comparison), and the hidden `agentry-bench __run-child …` that runs
+//! one repetition of it in a child process; `agentry-bench __remote-rr-serve …` is the
+//! server process of the `remote_rr` benchmark.
 //!
 //! See the library crate (`agentry_bench`) for the harness and how to add a benchmark.
 
@@ -8,8 +11,31 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     agentry_bench::harness::allocator::keep_freed_memory();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == agentry_bench::compare::CHILD_COMMAND)
+    {
+        // One repetition of the peer comparison, run by a parent `compare`.
+        let code = agentry_bench::compare::child_main(&args[2..], &mut std::io::stdout());
+        return ExitCode::from(code);
+    }
+    if args
+        .get(1)
+        .is_some_and(|a| a == agentry_bench::benches::REMOTE_RR_SERVER_COMMAND)
+    {
+        // The server process of `remote_rr`, started by a parent running the benchmark.
+        let words: Option<Vec<String>> = args[2..]
+            .iter()
+            .map(|a| a.clone().into_string().ok())
+            .collect();
+        return ExitCode::from(match words {
+            Some(words) => agentry_bench::benches::remote_rr_server_main(&words),
+            None => agentry_bench::harness::EXIT_USAGE,
+        });
+    }
     let code = agentry_bench::harness::run_cli(
-        std::env::args_os(),
+        args,
         &agentry_bench::benches::REGISTRY,
         // Not locked: a benchmark thread that prints must not block behind the harness.
         &mut std::io::stdout(),

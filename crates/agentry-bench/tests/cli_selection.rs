@@ -214,3 +214,40 @@ fn registry_problems_are_detected() {
     assert_eq!(DUP.problems().len(), 3, "{:?}", DUP.problems());
     assert!(REGISTRY.problems().is_empty());
 }
+
+#[test]
+fn extras_are_selected_by_id_or_group_but_not_by_all() {
+    static EXTRAS: &[BenchDef] = &[BenchDef {
+        id: "compare_ring",
+        description: "rings beside peers",
+        cases: one_case,
+        charts: &[],
+    }];
+    static GROUPED: &[Group] = &[Group {
+        id: "compare",
+        description: "peer comparison",
+        members: &["compare_ring"],
+    }];
+    static WITH_EXTRAS: Registry = Registry::new(BENCHES, GROUPED).with_extras(EXTRAS);
+    assert_eq!(ids(&WITH_EXTRAS, &["all"]), Ok(vec!["send", "ring"]));
+    assert_eq!(ids(&WITH_EXTRAS, &["compare"]), Ok(vec!["compare_ring"]));
+    assert_eq!(
+        ids(&WITH_EXTRAS, &["compare_ring", "send"]),
+        Ok(vec!["compare_ring", "send"])
+    );
+    assert!(
+        WITH_EXTRAS.problems().is_empty(),
+        "{:?}",
+        WITH_EXTRAS.problems()
+    );
+    let listing = WITH_EXTRAS.listing();
+    assert!(listing.contains("compare_ring"), "{listing}");
+    assert!(listing.contains("(not in `all`)"), "{listing}");
+    static CLASH: Registry = Registry::new(BENCHES, &[]).with_extras(&[BenchDef {
+        id: "ring",
+        description: "again",
+        cases: one_case,
+        charts: &[],
+    }]);
+    assert_eq!(CLASH.problems().len(), 1, "{:?}", CLASH.problems());
+}

@@ -1,6 +1,6 @@
 //! Counters of a gateway: what was sent, received, delivered, rejected and lost, and why.
 //! Every message that does not reach its destination shows up in exactly one loss or
-//! rejection counter (see `SEMANTICS-remote.md`).
+//! rejection counter (see `docs/SEMANTICS.md` §19).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

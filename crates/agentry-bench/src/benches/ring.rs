@@ -1,14 +1,19 @@
 //! `ring` (SObjectizer 4.4 b3, after Haller & Odersky): a ring of N agents passes M tokens;
 //! each token makes one full circle (N·M messages). Also reports the registration rate of
 //! the N agents.
+//!
+//! Dispatchers, as in the seed: `one_thread` (N = 1k…100k, M = 100), `active_obj` (a thread
+//! per agent, N = 100…1000, M = 50), `active_group` (N = 1k…100k, M = 100, 100 groups, each
+//! a contiguous segment of the ring, so a token changes thread 100 times per circle), plus a
+//! `thread_pool` of 2 threads (no seed figure). The M tokens start evenly spaced.
 
-use super::support::{Timings, env, run, setup};
-use crate::harness::{BenchDef, Case, ChartKind, ChartY, PhaseSpec, Sample, Scale, verify_eq};
+use super::support::{Finish, Placement, env, run, setup};
+use crate::harness::{
+    BenchDef, BenchError, Case, ChartKind, ChartY, PhaseSpec, Sample, Scale, verify_eq,
+};
 use agentry::{Agent, Ctx, Define, DefineError, Mbox};
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "ring",
@@ -25,16 +30,9 @@ struct Token(u32);
 /// Closes the ring: the last member learns the first one's mbox.
 struct Next(Mbox);
 
-struct Shared {
-    start: OnceLock<Instant>,
-    finished_tokens: AtomicU64,
-    tokens: u64,
-    timings: Timings,
-}
-
 struct Member {
     next: Option<Mbox>,
-    shared: Arc<Shared>,
+    finish: Arc<Finish>,
 }
 
 impl Agent for Member {
@@ -52,23 +50,14 @@ impl Member {
                 .as_ref()
                 .expect("invariant: the ring is closed before tokens run")
                 .send(Token(left - 1));
-            return;
-        }
-        let s = &self.shared;
-        if s.finished_tokens.fetch_add(1, Ordering::Relaxed) + 1 == s.tokens {
-            s.timings.record(
-                s.start
-                    .get()
-                    .expect("invariant: set before injection")
-                    .elapsed(),
-            );
+        } else if self.finish.arrive() {
             ctx.stop_env();
         }
     }
 }
 
-/// (N, seed msgs/s of the ringing, one_thread).
-const SEED: [(u64, f64); 7] = [
+/// (N, seed msgs/s of the ringing) per dispatcher, from the seed's tables.
+const SEED_ONE_THREAD: [(u64, f64); 7] = [
     (1_000, 165_796.9),
     (2_000, 163_670.7),
     (5_000, 154_145.2),
@@ -77,53 +66,121 @@ const SEED: [(u64, f64); 7] = [
     (50_000, 132_692.9),
     (100_000, 128_876.3),
 ];
+const SEED_ACTIVE_OBJ: [(u64, f64); 4] = [
+    (100, 148_292.7),
+    (200, 125_581.2),
+    (500, 131_177.2),
+    (1_000, 125_204.9),
+];
+const SEED_ACTIVE_GROUP: [(u64, f64); 7] = [
+    (1_000, 137_365.5),
+    (2_000, 142_840.8),
+    (5_000, 135_150.2),
+    (10_000, 123_553.7),
+    (20_000, 108_772.4),
+    (50_000, 99_505.5),
+    (100_000, 95_187.4),
+];
 /// Registration rate of the seed (one_thread).
 const SEED_REGISTRATION: f64 = 17_000.0;
-const TOKENS: u64 = 100;
+/// Groups of the `active_group` cases.
+const GROUPS: u64 = 100;
+/// Threads of the `thread_pool` cases.
+const POOL_THREADS: usize = 2;
 
-fn cases(scale: Scale) -> Vec<Case> {
-    let sizes: Vec<u64> = scale.pick(
-        vec![100],
-        vec![1_000, 10_000, 100_000],
-        SEED.iter().map(|&(n, _)| n).collect(),
-    );
-    sizes
-        .into_iter()
-        .map(|n| {
-            let mut ring = PhaseSpec::msgs("ring");
-            if let Some(&(_, seed)) = SEED.iter().find(|&&(seed_n, _)| seed_n == n) {
-                ring = ring.seed(seed);
-            }
-            Case::builder(format!("one_thread N={n} M={TOKENS}"))
-                .dispatcher("one_thread")
-                .param("N", n)
-                .param("M", TOKENS)
-                .phase(PhaseSpec::agents("registration").seed(SEED_REGISTRATION))
-                .phase(ring)
-                .runner(move || run_ring(n, TOKENS))
-        })
-        .collect()
+fn seed_sizes(seed: &[(u64, f64)]) -> Vec<u64> {
+    seed.iter().map(|&(n, _)| n).collect()
 }
 
-fn run_ring(n: u64, m: u64) -> Result<Sample, crate::harness::BenchError> {
+fn cases(scale: Scale) -> Vec<Case> {
+    let one_thread = scale.pick(
+        vec![100],
+        vec![1_000, 10_000, 100_000],
+        seed_sizes(&SEED_ONE_THREAD),
+    );
+    let active_obj = scale.pick(vec![10], vec![100, 1_000], seed_sizes(&SEED_ACTIVE_OBJ));
+    let active_group = scale.pick(
+        vec![200],
+        vec![1_000, 10_000],
+        seed_sizes(&SEED_ACTIVE_GROUP),
+    );
+    let groups = scale.pick(4, GROUPS, GROUPS);
+    let pool = scale.pick(vec![100], vec![1_000, 10_000], seed_sizes(&SEED_ONE_THREAD));
+    let mut cases = Vec::new();
+    let mut add = |placement: Placement, sizes: Vec<u64>, m: u64, seed: &[(u64, f64)]| {
+        for n in sizes {
+            cases.push(ring_case(placement, n, m, seed));
+        }
+    };
+    add(Placement::OneThread, one_thread, 100, &SEED_ONE_THREAD);
+    add(Placement::ActiveObj, active_obj, 50, &SEED_ACTIVE_OBJ);
+    add(
+        Placement::ActiveGroup(groups),
+        active_group,
+        100,
+        &SEED_ACTIVE_GROUP,
+    );
+    add(Placement::ThreadPool(POOL_THREADS), pool, 100, &[]);
+    cases
+}
+
+fn ring_case(placement: Placement, n: u64, m: u64, seed: &[(u64, f64)]) -> Case {
+    let mut ring = PhaseSpec::msgs("ring");
+    if let Some(&(_, seed)) = seed.iter().find(|&&(seed_n, _)| seed_n == n) {
+        ring = ring.seed(seed);
+    }
+    let mut registration = PhaseSpec::agents("registration");
+    if placement == Placement::OneThread {
+        registration = registration.seed(SEED_REGISTRATION);
+    }
+    let label = match placement {
+        Placement::ActiveGroup(groups) => format!("active_group N={n} M={m} G={groups}"),
+        Placement::ThreadPool(threads) => format!("thread_pool T={threads} N={n} M={m}"),
+        _ => format!("{} N={n} M={m}", placement.label()),
+    };
+    let mut builder = Case::builder(label)
+        .dispatcher(placement.label())
+        .threads(placement.threads(n))
+        .param("N", n)
+        .param("M", m);
+    match placement {
+        Placement::ActiveGroup(groups) => builder = builder.param("G", groups),
+        Placement::ThreadPool(threads) => builder = builder.param("T", threads as u64),
+        _ => {}
+    }
+    builder.phase(registration).phase(ring).runner(move || {
+        let run = run_ring(n, m, placement)?;
+        Ok(Sample::new()
+            .phase("registration", run.registration, n)
+            .phase("ring", run.ring, n * m))
+    })
+}
+
+/// The times of one ring.
+pub(crate) struct RingRun {
+    /// Registering the N agents (with their dispatchers' threads, if any).
+    pub(crate) registration: Duration,
+    /// From the first token's injection to the last token's last hop.
+    pub(crate) ring: Duration,
+}
+
+/// Runs a ring of `n` agents placed by `placement` with `m` tokens, and verifies it.
+pub(crate) fn run_ring(n: u64, m: u64, placement: Placement) -> Result<RingRun, BenchError> {
     let env = env()?;
-    let shared = Arc::new(Shared {
-        start: OnceLock::new(),
-        finished_tokens: AtomicU64::new(0),
-        tokens: m,
-        timings: Timings::default(),
-    });
+    let finish = Finish::new(m);
     let registration = Instant::now();
+    let binders = placement.binders(env.handle())?;
     let mut coop = env.handle().new_coop();
     // Built back to front so that each member knows its successor; the last one learns the
     // first through `Next`.
     let mut members = Vec::with_capacity(n as usize);
     let mut next: Option<Mbox> = None;
-    for _ in 0..n {
-        let mbox = coop.add(Member {
+    for i in (0..n).rev() {
+        let member = Member {
             next: next.take(),
-            shared: Arc::clone(&shared),
-        });
+            finish: Arc::clone(&finish),
+        };
+        let mbox = coop.add_with(member, binders.of(i, n));
         next = Some(mbox.clone());
         members.push(mbox);
     }
@@ -133,24 +190,15 @@ fn run_ring(n: u64, m: u64) -> Result<Sample, crate::harness::BenchError> {
         .map_err(setup("register the ring"))?;
     let registration = registration.elapsed();
     members[n as usize - 1].send(Next(members[0].clone()));
-    shared
-        .start
-        .set(Instant::now())
-        .map_err(|_| setup::<&str>("start")("set twice"))?;
+    finish.start()?;
+    let hops = u32::try_from(n).map_err(setup("ring size"))?;
     for j in 0..m {
-        members[(j * n / m) as usize].send(Token(n as u32));
+        members[(j * n / m) as usize].send(Token(hops));
     }
     let handle = run(env);
-    let ring = shared.timings.take(1)?[0];
-    verify_eq(
-        "tokens that completed a circle",
-        m,
-        shared.finished_tokens.load(Ordering::Relaxed),
-    )?;
+    let ring = finish.elapsed()?;
     let handled: u64 = members.iter().map(|mb| mb.stats().handled).sum();
     verify_eq("messages handled (N*M tokens + 1 Next)", n * m + 1, handled)?;
     verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
-    Ok(Sample::new()
-        .phase("registration", registration, n)
-        .phase("ring", ring, n * m))
+    Ok(RingRun { registration, ring })
 }

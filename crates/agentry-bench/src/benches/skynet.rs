@@ -1,12 +1,15 @@
 //! `skynet`: a 10-ary tree of child coops with 10^D leaf agents; leaves send their number,
 //! parents sum and deregister their finished child coop; the root checks the total
-//! (499,999,500,000 for D = 6). Wall time until the root has the sum, and peak RSS.
+//! (499,999,500,000 for D = 6). Wall time until the root has the sum, and peak RSS. On the
+//! default `one_thread` dispatcher, and on a `thread_pool` of 2 threads (every coop of the
+//! tree bound to the pool).
 
-use super::support::{Tally, Timings, env, run, setup};
-use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
+use super::support::{Finish, Placement, Tally, env, run, setup};
+use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
+use agentry::disp::Binder;
 use agentry::{Agent, CoopId, Ctx, Define, DefineError, DeregReason, Mbox};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 pub static BENCH: BenchDef = BenchDef {
     id: "skynet",
@@ -18,8 +21,7 @@ pub static BENCH: BenchDef = BenchDef {
 struct Sum(u64);
 
 struct Root {
-    start: Instant,
-    timings: Timings,
+    finish: Arc<Finish>,
     total: Tally,
 }
 
@@ -30,6 +32,7 @@ struct Node {
     sum: u64,
     received: u32,
     children: Option<CoopId>,
+    binder: Binder,
     root: Arc<Root>,
 }
 
@@ -47,6 +50,7 @@ impl Agent for Node {
             return;
         }
         let mut coop = ctx.child_coop();
+        coop.set_binder(&self.binder);
         for i in 0..10 {
             coop.add(Node {
                 depth: self.depth - 1,
@@ -55,6 +59,7 @@ impl Agent for Node {
                 sum: 0,
                 received: 0,
                 children: None,
+                binder: self.binder.clone(),
                 root: Arc::clone(&self.root),
             });
         }
@@ -78,52 +83,83 @@ impl Node {
         match &self.parent {
             Some(parent) => parent.send(Sum(self.sum)),
             None => {
-                self.root.timings.record(self.root.start.elapsed());
                 self.root.total.set(self.sum);
-                ctx.stop_env();
+                if self.root.finish.arrive() {
+                    ctx.stop_env();
+                }
             }
         }
     }
 }
 
+/// Threads of the `thread_pool` case.
+const POOL_THREADS: usize = 2;
+
 fn cases(scale: Scale) -> Vec<Case> {
     let depth = scale.pick(2u32, 5, 6);
+    [Placement::OneThread, Placement::ThreadPool(POOL_THREADS)]
+        .into_iter()
+        .map(|placement| skynet_case(placement, depth))
+        .collect()
+}
+
+fn skynet_case(placement: Placement, depth: u32) -> Case {
     let leaves = 10u64.pow(depth);
-    let agents: u64 = (0..=depth).map(|d| 10u64.pow(d)).sum();
-    vec![
-        Case::builder(format!("one_thread leaves={leaves}"))
-            .dispatcher("one_thread")
-            .param("leaves", leaves)
-            .param("agents", agents)
-            .phase(PhaseSpec::agents("skynet"))
-            .memory()
-            .runner(move || {
-                let env = env()?;
-                let root = Arc::new(Root {
-                    start: Instant::now(),
-                    timings: Timings::default(),
-                    total: Tally::default(),
-                });
-                let node = Node {
-                    depth,
-                    num: 0,
-                    parent: None,
-                    sum: 0,
-                    received: 0,
-                    children: None,
-                    root: Arc::clone(&root),
-                };
-                env.handle()
-                    .register_agent(node)
-                    .map_err(setup("register the root"))?;
-                run(env);
-                let wall = root.timings.take(1)?[0];
-                verify_eq(
-                    "sum at the root",
-                    leaves * (leaves - 1) / 2,
-                    root.total.get(),
-                )?;
-                Ok(Sample::new().phase("skynet", wall, agents))
-            }),
-    ]
+    let agents = skynet_agents(depth);
+    let label = match placement {
+        Placement::ThreadPool(threads) => format!("thread_pool T={threads} leaves={leaves}"),
+        _ => format!("{} leaves={leaves}", placement.label()),
+    };
+    Case::builder(label)
+        .dispatcher(placement.label())
+        .threads(placement.threads(agents))
+        .param("leaves", leaves)
+        .param("agents", agents)
+        .phase(PhaseSpec::agents("skynet"))
+        .memory()
+        .runner(move || {
+            let wall = run_skynet(depth, placement)?;
+            Ok(Sample::new().phase("skynet", wall, agents))
+        })
+}
+
+/// Agents of a tree of depth `depth`: 1 + 10 + … + 10^depth.
+pub(crate) fn skynet_agents(depth: u32) -> u64 {
+    (0..=depth).map(|d| 10u64.pow(d)).sum()
+}
+
+/// Runs the tree of depth `depth` with every coop bound by `placement`; returns the time from
+/// the root's registration until it has the sum, which it verifies.
+pub(crate) fn run_skynet(depth: u32, placement: Placement) -> Result<Duration, BenchError> {
+    let env = env()?;
+    let binder = placement.binders(env.handle())?.of(0, 1).clone();
+    let root = Arc::new(Root {
+        finish: Finish::new(1),
+        total: Tally::default(),
+    });
+    let node = Node {
+        depth,
+        num: 0,
+        parent: None,
+        sum: 0,
+        received: 0,
+        children: None,
+        binder: binder.clone(),
+        root: Arc::clone(&root),
+    };
+    let mut coop = env.handle().new_coop();
+    coop.add_with(node, &binder);
+    root.finish.start()?;
+    env.handle()
+        .register_coop(coop)
+        .map_err(setup("register the root"))?;
+    run(env);
+    let wall = root.finish.elapsed()?;
+    let leaves = 10u64.pow(depth);
+    verify_eq(
+        "sum at the root",
+        leaves * (leaves - 1) / 2,
+        root.total.get(),
+    )?;
+    Ok(wall)
 }

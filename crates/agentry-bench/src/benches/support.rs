@@ -1,10 +1,15 @@
-//! What the agentry benchmarks share: building an environment, and cells in which agents
-//! record timings for the runner to read after `Env::run` returns.
+//! What the agentry benchmarks share: building an environment, placing agents on
+//! dispatchers, and cells in which agents record timings for the runner to read after
+//! `Env::run` returns.
 
 use crate::harness::BenchError;
+use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder};
 use agentry::{Env, EnvHandle};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// A fresh environment with the default settings (one `one_thread` dispatcher).
 pub(crate) fn env() -> Result<Env, BenchError> {
@@ -64,5 +69,146 @@ impl Tally {
 
     pub(crate) fn get(&self) -> u64 {
         self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Where a benchmark's agents run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// The environment's default `one_thread` dispatcher.
+    OneThread,
+    /// An `active_obj` dispatcher: a thread per agent.
+    ActiveObj,
+    /// An `active_group` dispatcher with this many groups; agent `i` of `n` is in group
+    /// `i * groups / n` (contiguous segments of the agents).
+    ActiveGroup(u64),
+    /// A `thread_pool` dispatcher with this many threads.
+    ThreadPool(usize),
+    /// This many `one_thread` dispatchers; agent `i` is on dispatcher `i % count`.
+    Dispatchers(usize),
+}
+
+impl Placement {
+    /// The dispatcher label of the cases using it.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::OneThread | Self::Dispatchers(_) => "one_thread",
+            Self::ActiveObj => "active_obj",
+            Self::ActiveGroup(_) => "active_group",
+            Self::ThreadPool(_) => "thread_pool",
+        }
+    }
+
+    /// Worker threads serving `agents` agents.
+    pub(crate) fn threads(self, agents: u64) -> usize {
+        let threads = match self {
+            Self::OneThread => 1,
+            Self::ActiveObj => agents,
+            Self::ActiveGroup(groups) => groups.min(agents),
+            Self::ThreadPool(threads) | Self::Dispatchers(threads) => threads as u64,
+        };
+        usize::try_from(threads).unwrap_or(usize::MAX)
+    }
+
+    /// Creates the dispatchers in `env` and returns the binders of its agents.
+    pub(crate) fn binders(self, env: &EnvHandle) -> Result<Binders, BenchError> {
+        let (binders, contiguous) = match self {
+            Self::OneThread => (vec![env.default_binder()], false),
+            Self::ActiveObj => (
+                vec![ActiveObjDispatcher::new(env, "active_obj").binder()],
+                false,
+            ),
+            Self::ActiveGroup(groups) => {
+                let dispatcher = ActiveGroupDispatcher::new(env, "active_group");
+                let binders = (0..groups)
+                    .map(|g| dispatcher.binder(&format!("group-{g}")))
+                    .collect();
+                (binders, true)
+            }
+            Self::ThreadPool(threads) => {
+                let pool = ThreadPoolDispatcher::builder("pool")
+                    .threads(threads)
+                    .build(env)
+                    .map_err(setup("build the thread pool"))?;
+                (vec![pool.binder()], false)
+            }
+            Self::Dispatchers(count) => {
+                let binders = (0..count)
+                    .map(|i| {
+                        OneThreadDispatcher::new(env, format!("one_thread-{i}"))
+                            .map(|d| d.binder())
+                            .map_err(setup("start a one_thread dispatcher"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                (binders, false)
+            }
+        };
+        Ok(Binders {
+            binders,
+            contiguous,
+        })
+    }
+}
+
+/// The binders of a [`Placement`], handed out per agent.
+pub(crate) struct Binders {
+    binders: Vec<Binder>,
+    /// Agents go to binders in contiguous segments rather than round-robin.
+    contiguous: bool,
+}
+
+impl Binders {
+    /// The binder of agent `index` among `agents`.
+    pub(crate) fn of(&self, index: u64, agents: u64) -> &Binder {
+        let count = self.binders.len() as u64;
+        let slot = if self.contiguous {
+            index * count / agents.max(1)
+        } else {
+            index % count
+        };
+        &self.binders[slot as usize]
+    }
+}
+
+/// The end of a workload made of `count` independent parts (tokens, message chains): the
+/// agent that finishes the last part records the time since [`start`](Self::start).
+pub(crate) struct Finish {
+    left: AtomicU64,
+    start: OnceLock<Instant>,
+    timings: Timings,
+}
+
+impl Finish {
+    pub(crate) fn new(count: u64) -> Arc<Self> {
+        Arc::new(Self {
+            left: AtomicU64::new(count),
+            start: OnceLock::new(),
+            timings: Timings::default(),
+        })
+    }
+
+    /// Starts the clock (once, before the first part is injected).
+    pub(crate) fn start(&self) -> Result<(), BenchError> {
+        self.start
+            .set(Instant::now())
+            .map_err(|_| BenchError::Harness("the clock was started twice".to_owned()))
+    }
+
+    /// One part is done; true (and the time recorded) if it was the last.
+    pub(crate) fn arrive(&self) -> bool {
+        let last = self.left.fetch_sub(1, Ordering::AcqRel) == 1;
+        if last {
+            let start = self
+                .start
+                .get()
+                .expect("invariant: started before injection");
+            self.timings.record(start.elapsed());
+        }
+        last
+    }
+
+    /// The time from start to the last part; fails unless every part arrived exactly once.
+    pub(crate) fn elapsed(&self) -> Result<Duration, BenchError> {
+        Ok(self.timings.take(1)?[0])
     }
 }

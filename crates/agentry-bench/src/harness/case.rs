@@ -27,6 +27,8 @@ pub struct CaseMeta {
     pub threads: usize,
     /// The parameters, in declaration order.
     pub params: Vec<(String, u64)>,
+    /// Remarks printed with the results (a peer default that had to change, and why).
+    pub notes: Vec<String>,
 }
 
 impl CaseMeta {
@@ -74,6 +76,7 @@ pub struct Case {
     pub(crate) reps: u32,
     pub(crate) budget: Option<Duration>,
     pub(crate) cap_series: Option<String>,
+    pub(crate) interleave: bool,
 }
 
 impl fmt::Debug for Case {
@@ -86,6 +89,7 @@ impl fmt::Debug for Case {
             .field("reps", &self.reps)
             .field("budget", &self.budget)
             .field("cap_series", &self.cap_series)
+            .field("interleave", &self.interleave)
             .finish_non_exhaustive()
     }
 }
@@ -116,6 +120,7 @@ impl Case {
                 dispatcher: None,
                 threads: 1,
                 params: Vec::new(),
+                notes: Vec::new(),
             },
             phases: Vec::new(),
             baselines: Vec::new(),
@@ -123,6 +128,7 @@ impl Case {
             reps: crate::harness::MIN_REPS,
             budget: None,
             cap_series: None,
+            interleave: false,
         }
     }
 
@@ -165,6 +171,7 @@ pub struct CaseBuilder {
     reps: u32,
     budget: Option<Duration>,
     cap_series: Option<String>,
+    interleave: bool,
 }
 
 impl CaseBuilder {
@@ -245,6 +252,22 @@ impl CaseBuilder {
         self
     }
 
+    /// Adds a remark printed with the results (table notes, `note` in JSON and CSV): a peer
+    /// default that had to change, and why.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.meta.notes.push(note.into());
+        self
+    }
+
+    /// Measures the case in rounds with the other interleaved cases of its benchmark
+    /// (A B C, A B C, …) instead of all its repetitions in a row, so that a drift of the
+    /// machine's load hits every implementation alike (the peer comparison). Interleaved cases
+    /// run after the benchmark's other cases and are never capped.
+    pub fn interleave(mut self) -> Self {
+        self.interleave = true;
+        self
+    }
+
     /// Finishes the case with the function that performs one repetition.
     pub fn runner(self, runner: impl FnMut() -> Result<Sample, BenchError> + 'static) -> Case {
         Case {
@@ -256,6 +279,7 @@ impl CaseBuilder {
             reps: self.reps,
             budget: self.budget,
             cap_series: self.cap_series,
+            interleave: self.interleave,
         }
     }
 }

@@ -24,6 +24,9 @@ pub struct Cli {
     /// Scale every workload down so that the whole suite takes about a minute on 2 cores.
     #[arg(long)]
     pub quick: bool,
+    /// Tiny workloads that only check results (the test suite's scale; times mean nothing).
+    #[arg(long, hide = true, conflicts_with = "quick")]
+    pub smoke: bool,
     /// Write one JSON object per line: a `{"machine": …}` line, then one per case and phase.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -52,7 +55,9 @@ impl Cli {
     /// The workload scale chosen.
     #[must_use]
     pub fn scale(&self) -> Scale {
-        if self.quick {
+        if self.smoke {
+            Scale::Smoke
+        } else if self.quick {
             Scale::Quick
         } else {
             Scale::Full

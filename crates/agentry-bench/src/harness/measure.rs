@@ -9,6 +9,12 @@
 //! 3. Every sample must report exactly the declared phases, each with the same unit count in
 //!    every repetition; otherwise the case fails with [`BenchError::Harness`].
 //! 4. A panicking runner fails its case ([`BenchError::Panic`]); the other cases still run.
+//! 5. Peak RSS: a case that asks for memory has the process's peak reset before each measured
+//!    repetition and read after it; a sample that carries its own peak (a repetition run in a
+//!    child process) is taken as it is, whether the case asked or not. The case reports the
+//!    largest peak of its measured repetitions.
+//! 6. Cases measured together ([`measure_rounds`]) each keep rules 1–5; they only share the
+//!    order of their repetitions.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -186,113 +192,233 @@ pub fn measure_case(
     config: &MeasureConfig,
     on_rep: &mut dyn FnMut(RepProgress),
 ) -> CaseReport {
-    let mut longest_rep = Duration::ZERO;
-    let status = match run_reps(case, config, on_rep, &mut longest_rep) {
-        Ok(measured) => CaseStatus::Measured(measured),
-        Err(BenchError::Skip(reason)) => CaseStatus::Skipped(reason),
-        Err(error) => CaseStatus::Failed(error),
-    };
-    CaseReport {
-        meta: case.meta.clone(),
-        baselines: case.baselines.clone(),
-        status,
-        longest_rep,
-    }
+    let mut run = CaseRun::new(config, case.reps);
+    let result = (|| {
+        check_declaration(&case.phases)?;
+        for index in 1..=run.warmup {
+            on_rep(run.warmup_progress(index));
+            run.warmup_rep(case)?;
+        }
+        while run.wants_rep(case) {
+            on_rep(run.rep_progress());
+            run.measured_rep(case)?;
+        }
+        Ok(())
+    })();
+    run.report(case, result)
 }
 
-fn run_reps(
-    case: &mut Case,
+/// Measures `cases` together in rounds (A B C, A B C, …): a round of warm-ups per warm-up
+/// repetition, then rounds of one measured repetition of every case that still wants one, so
+/// that a drift of the machine's load hits every case alike. A case that fails leaves the
+/// rounds; the others go on. Reports come back in the order of `cases`; `on_rep` is told
+/// which case (by index) is about to run which repetition.
+pub fn measure_rounds(
+    cases: &mut [Case],
     config: &MeasureConfig,
-    on_rep: &mut dyn FnMut(RepProgress),
-    longest_rep: &mut Duration,
-) -> Result<Measured, BenchError> {
-    check_declaration(&case.phases)?;
-    let mut units: Vec<Option<u64>> = vec![None; case.phases.len()];
-    let warmup = config.warmup.max(1);
+    on_rep: &mut dyn FnMut(usize, RepProgress),
+) -> Vec<CaseReport> {
+    let mut runs: Vec<CaseRun> = cases
+        .iter()
+        .map(|case| CaseRun::new(config, case.reps))
+        .collect();
+    let mut results: Vec<Result<(), BenchError>> = cases
+        .iter()
+        .map(|case| check_declaration(&case.phases))
+        .collect();
+    let warmup = runs.first().map_or(0, |run| run.warmup);
     for index in 1..=warmup {
-        on_rep(RepProgress {
-            warmup: true,
-            index,
-            planned: warmup,
-        });
-        let (sample, wall) = run_once(case)?;
-        *longest_rep = (*longest_rep).max(wall);
-        ordered_phases(&case.phases, &sample, &mut units)?;
+        for (i, (case, run)) in cases.iter_mut().zip(&mut runs).enumerate() {
+            if results[i].is_ok() {
+                on_rep(i, run.warmup_progress(index));
+                results[i] = run.warmup_rep(case);
+            }
+        }
     }
-
-    let (min_reps, planned) = config.plan(case.reps);
-    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); case.phases.len()];
-    let mut metrics: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut peak_rss_bytes: Option<u64> = None;
-    let mut rss_note = None;
-    let mut spent = Duration::ZERO;
-    let mut reps = 0;
-    while reps < planned {
-        if reps >= min_reps && case.budget.is_some_and(|budget| spent >= budget) {
+    loop {
+        let mut ran = false;
+        for (i, (case, run)) in cases.iter_mut().zip(&mut runs).enumerate() {
+            if results[i].is_ok() && run.wants_rep(case) {
+                on_rep(i, run.rep_progress());
+                results[i] = run.measured_rep(case);
+                ran = true;
+            }
+        }
+        if !ran {
             break;
         }
-        on_rep(RepProgress {
-            warmup: false,
-            index: reps + 1,
+    }
+    cases
+        .iter()
+        .zip(runs)
+        .zip(results)
+        .map(|((case, run), result)| run.report(case, result))
+        .collect()
+}
+
+/// The repetitions of one case so far.
+struct CaseRun {
+    warmup: u32,
+    min_reps: u32,
+    planned: u32,
+    /// Units per declared phase, fixed by the first repetition.
+    units: Vec<Option<u64>>,
+    /// Measured times per declared phase.
+    times: Vec<Vec<Duration>>,
+    metrics: Vec<(String, Vec<f64>)>,
+    peak_rss_bytes: Option<u64>,
+    rss_note: Option<String>,
+    /// Wall time of the measured repetitions (for the budget).
+    spent: Duration,
+    reps: u32,
+    longest_rep: Duration,
+}
+
+impl CaseRun {
+    fn new(config: &MeasureConfig, case_reps: u32) -> Self {
+        let (min_reps, planned) = config.plan(case_reps);
+        Self {
+            warmup: config.warmup.max(1),
+            min_reps,
             planned,
-        });
+            units: Vec::new(),
+            times: Vec::new(),
+            metrics: Vec::new(),
+            peak_rss_bytes: None,
+            rss_note: None,
+            spent: Duration::ZERO,
+            reps: 0,
+            longest_rep: Duration::ZERO,
+        }
+    }
+
+    fn warmup_progress(&self, index: u32) -> RepProgress {
+        RepProgress {
+            warmup: true,
+            index,
+            planned: self.warmup,
+        }
+    }
+
+    fn rep_progress(&self) -> RepProgress {
+        RepProgress {
+            warmup: false,
+            index: self.reps + 1,
+            planned: self.planned,
+        }
+    }
+
+    /// Whether another measured repetition is due (rule 2).
+    fn wants_rep(&self, case: &Case) -> bool {
+        self.reps < self.planned
+            && !(self.reps >= self.min_reps && case.budget.is_some_and(|b| self.spent >= b))
+    }
+
+    /// One warm-up repetition: checked like the others, its times discarded.
+    fn warmup_rep(&mut self, case: &mut Case) -> Result<(), BenchError> {
+        let (sample, wall) = run_once(case)?;
+        self.longest_rep = self.longest_rep.max(wall);
+        self.ordered_phases(&case.phases, &sample)?;
+        Ok(())
+    }
+
+    fn measured_rep(&mut self, case: &mut Case) -> Result<(), BenchError> {
         if case.memory {
             // Memory kept by the allocator for earlier repetitions would count as this one's.
             crate::harness::allocator::release_free_memory();
-        }
-        if case.memory
-            && let Err(error) = rss::reset_peak_rss()
-        {
-            rss_note = Some(format!("peak RSS not reset per repetition: {error}"));
-        }
-        let (sample, wall) = run_once(case)?;
-        if case.memory {
-            match rss::peak_rss_bytes() {
-                Ok(peak) => peak_rss_bytes = Some(peak_rss_bytes.map_or(peak, |p| p.max(peak))),
-                Err(error) => rss_note = Some(format!("peak RSS unavailable: {error}")),
+            if let Err(error) = rss::reset_peak_rss() {
+                self.rss_note = Some(format!("peak RSS not reset per repetition: {error}"));
             }
         }
-        spent += wall;
-        *longest_rep = (*longest_rep).max(wall);
-        for (slot, phase) in
-            times
-                .iter_mut()
-                .zip(ordered_phases(&case.phases, &sample, &mut units)?)
-        {
+        let (sample, wall) = run_once(case)?;
+        // A runner that measured its own peak (a repetition in a child process) is believed.
+        let peak = match sample.peak_rss_bytes() {
+            Some(peak) => Some(peak),
+            None if case.memory => match rss::peak_rss_bytes() {
+                Ok(peak) => Some(peak),
+                Err(error) => {
+                    self.rss_note = Some(format!("peak RSS unavailable: {error}"));
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(peak) = peak {
+            self.peak_rss_bytes = Some(self.peak_rss_bytes.map_or(peak, |p| p.max(peak)));
+        }
+        self.spent += wall;
+        self.longest_rep = self.longest_rep.max(wall);
+        let elapsed = self.ordered_phases(&case.phases, &sample)?;
+        if self.times.is_empty() {
+            self.times = vec![Vec::new(); case.phases.len()];
+        }
+        for (slot, phase) in self.times.iter_mut().zip(elapsed) {
             slot.push(phase);
         }
         for (name, value) in sample.metrics() {
-            match metrics.iter_mut().find(|(n, _)| n == name) {
+            match self.metrics.iter_mut().find(|(n, _)| n == name) {
                 Some((_, values)) => values.push(*value),
-                None => metrics.push((name.clone(), vec![*value])),
+                None => self.metrics.push((name.clone(), vec![*value])),
             }
         }
-        reps += 1;
+        self.reps += 1;
+        Ok(())
     }
 
-    let phases = case
-        .phases
-        .iter()
-        .zip(times)
-        .zip(units)
-        .map(|((spec, times), units)| PhaseResult {
-            spec: spec.clone(),
-            units: units.unwrap_or(0),
-            stats: Stats::of(&times).expect("invariant: at least one measured repetition"),
-            ratios: Vec::new(),
-        })
-        .collect();
-    let metrics = metrics
-        .into_iter()
-        .filter_map(|(name, values)| Some((name, median_f64(&values)?)))
-        .collect();
-    Ok(Measured {
-        phases,
-        reps,
-        peak_rss_bytes,
-        rss_note,
-        metrics,
-    })
+    /// The sample's elapsed times in declaration order, checking names and unit counts
+    /// (rule 3).
+    fn ordered_phases(
+        &mut self,
+        declared: &[PhaseSpec],
+        sample: &Sample,
+    ) -> Result<Vec<Duration>, BenchError> {
+        if self.units.is_empty() {
+            self.units = vec![None; declared.len()];
+        }
+        ordered_phases(declared, sample, &mut self.units)
+    }
+
+    fn report(self, case: &Case, result: Result<(), BenchError>) -> CaseReport {
+        let longest_rep = self.longest_rep;
+        let status = match result {
+            Ok(()) => CaseStatus::Measured(self.finish(case)),
+            Err(BenchError::Skip(reason)) => CaseStatus::Skipped(reason),
+            Err(error) => CaseStatus::Failed(error),
+        };
+        CaseReport {
+            meta: case.meta.clone(),
+            baselines: case.baselines.clone(),
+            status,
+            longest_rep,
+        }
+    }
+
+    fn finish(self, case: &Case) -> Measured {
+        let phases = case
+            .phases
+            .iter()
+            .zip(self.times)
+            .zip(self.units)
+            .map(|((spec, times), units)| PhaseResult {
+                spec: spec.clone(),
+                units: units.unwrap_or(0),
+                stats: Stats::of(&times).expect("invariant: at least one measured repetition"),
+                ratios: Vec::new(),
+            })
+            .collect();
+        let metrics = self
+            .metrics
+            .into_iter()
+            .filter_map(|(name, values)| Some((name, median_f64(&values)?)))
+            .collect();
+        Measured {
+            phases,
+            reps: self.reps,
+            peak_rss_bytes: self.peak_rss_bytes,
+            rss_note: self.rss_note,
+            metrics,
+        }
+    }
 }
 
 /// Calls the runner once, turning a panic into [`BenchError::Panic`].
@@ -302,15 +428,18 @@ fn run_once(case: &mut Case) -> Result<(Sample, Duration), BenchError> {
     let wall = start.elapsed();
     match result {
         Ok(sample) => sample.map(|sample| (sample, wall)),
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic payload".to_owned());
-            Err(BenchError::Panic(message))
-        }
+        Err(payload) => Err(BenchError::Panic(panic_message(payload.as_ref()))),
     }
+}
+
+/// The message of a caught panic.
+#[must_use]
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_owned())
 }
 
 fn check_declaration(phases: &[PhaseSpec]) -> Result<(), BenchError> {

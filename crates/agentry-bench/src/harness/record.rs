@@ -107,6 +107,9 @@ fn header(meta: &CaseMeta) -> Record {
         .map(|(name, value)| (name.clone(), Value::Int(*value)))
         .collect();
     record.push("params", Value::Map(params));
+    if !meta.notes.is_empty() {
+        record.push("note", Value::Text(meta.notes.join("; ")));
+    }
     record
 }
 

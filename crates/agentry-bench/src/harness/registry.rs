@@ -62,6 +62,8 @@ pub struct Group {
 pub struct Registry {
     benches: &'static [BenchDef],
     groups: &'static [Group],
+    /// Selected by their id or a group, never by `all`.
+    extras: &'static [BenchDef],
 }
 
 /// The benchmarks chosen by the command-line ids, in run order without repeats.
@@ -130,13 +132,30 @@ impl Registry {
     /// A registry of `benches` and `groups`.
     #[must_use]
     pub const fn new(benches: &'static [BenchDef], groups: &'static [Group]) -> Self {
-        Self { benches, groups }
+        Self {
+            benches,
+            groups,
+            extras: &[],
+        }
     }
 
-    /// The registered benchmarks, in registration order.
+    /// Adds benchmarks that run only when named, by their id or through a group, and that
+    /// `all` leaves out (the peer comparison, which starts a process per repetition).
+    #[must_use]
+    pub const fn with_extras(self, extras: &'static [BenchDef]) -> Self {
+        Self { extras, ..self }
+    }
+
+    /// The registered benchmarks that `all` runs, in registration order.
     #[must_use]
     pub fn benches(&self) -> &'static [BenchDef] {
         self.benches
+    }
+
+    /// The benchmarks run only when named (see [`with_extras`](Self::with_extras)).
+    #[must_use]
+    pub fn extras(&self) -> &'static [BenchDef] {
+        self.extras
     }
 
     /// The registered groups.
@@ -148,7 +167,7 @@ impl Registry {
     /// The benchmark with id `id`.
     #[must_use]
     pub fn get(&self, id: &str) -> Option<&'static BenchDef> {
-        self.benches.iter().find(|b| b.id == id)
+        self.benches.iter().chain(self.extras).find(|b| b.id == id)
     }
 
     /// Every word `select` accepts: `all`, the groups, the benchmark ids.
@@ -156,7 +175,12 @@ impl Registry {
     pub fn valid_words(&self) -> Vec<String> {
         let mut words = vec![ALL.to_owned()];
         words.extend(self.groups.iter().map(|g| g.id.to_owned()));
-        words.extend(self.benches.iter().map(|b| b.id.to_owned()));
+        words.extend(
+            self.benches
+                .iter()
+                .chain(self.extras)
+                .map(|b| b.id.to_owned()),
+        );
         words
     }
 
@@ -211,6 +235,7 @@ impl Registry {
         let width = self
             .benches
             .iter()
+            .chain(self.extras)
             .map(|b| b.id.len())
             .chain(self.groups.iter().map(|g| g.id.len()))
             .chain([ALL.len()])
@@ -224,6 +249,12 @@ impl Registry {
             text.push_str(&format!("{:width$}  {}\n", bench.id, bench.description));
         }
         text.push_str(&format!("{ALL:width$}  every benchmark above\n"));
+        for bench in self.extras {
+            text.push_str(&format!(
+                "{:width$}  {} (not in `all`)\n",
+                bench.id, bench.description
+            ));
+        }
         for group in self.groups {
             let members = if group.members.is_empty() {
                 "no benchmark registered yet".to_owned()
@@ -247,6 +278,7 @@ impl Registry {
         let ids = self
             .benches
             .iter()
+            .chain(self.extras)
             .map(|b| b.id)
             .chain(self.groups.iter().map(|g| g.id));
         for id in ids {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::harness::{CaseReport, CaseStatus, Unit};
+use crate::harness::{CaseReport, CaseStatus, PhaseResult, Unit};
 
 /// Column headers of the table.
 const HEADERS: [&str; 12] = [
@@ -52,13 +52,10 @@ pub fn bench_table(id: &str, description: &str, reports: &[CaseReport]) -> Strin
                         );
                         notes.push(format!("{} reps", measured.reps));
                     }
-                    let ratio = match phase.worst_ratio() {
-                        Some((name, ratio)) if phase.ratios.len() > 1 => {
-                            format!("{ratio:.2}× vs {name} (fastest)")
-                        }
-                        Some((name, ratio)) => format!("{ratio:.2}× vs {name}"),
-                        None => String::new(),
-                    };
+                    if first {
+                        notes.extend(report.meta.notes.iter().cloned());
+                    }
+                    let ratio = ratio_cell(phase);
                     rows.push(vec![
                         if first { label.clone() } else { String::new() },
                         if first {
@@ -121,6 +118,23 @@ pub fn bench_table(id: &str, description: &str, reports: &[CaseReport]) -> Strin
         text.push_str("(no case)\n");
     }
     text
+}
+
+/// The ratio column: ours / theirs against each baseline, the fastest one first.
+fn ratio_cell(phase: &PhaseResult) -> String {
+    let Some((fastest, worst)) = phase.worst_ratio() else {
+        return String::new();
+    };
+    if phase.ratios.len() == 1 {
+        return format!("{worst:.2}× vs {fastest}");
+    }
+    let others: Vec<String> = phase
+        .ratios
+        .iter()
+        .filter(|(name, _)| name != fastest)
+        .map(|(name, ratio)| format!("{ratio:.2}× vs {name}"))
+        .collect();
+    format!("{worst:.2}× vs {fastest} (fastest), {}", others.join(", "))
 }
 
 fn render_row(cells: &[String], widths: &[usize]) -> String {

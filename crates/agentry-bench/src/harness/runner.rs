@@ -3,8 +3,9 @@
 //!
 //! # Ground rules
 //! 1. Output files are opened before anything is measured, so a wrong path fails at once.
-//! 2. Benchmarks run in the order given, their cases in the order they declare; a benchmark's
-//!    table (and its JSON lines and charts) is written as soon as it finishes.
+//! 2. Benchmarks run in the order given, their cases in the order they declare (interleaved
+//!    cases last, together in rounds); a benchmark's table (and its JSON lines and charts)
+//!    is written as soon as it finishes, its cases in declaration order.
 //! 3. A failed case does not stop the run; it is listed at the end and makes the exit status 1.
 
 use std::ffi::OsString;
@@ -18,8 +19,9 @@ use crate::harness::chart::draw_charts;
 use crate::harness::json::{JsonWriter, machine_line, record_line};
 use crate::harness::report::{bench_table, duration, failure_summary};
 use crate::harness::{
-    ALL, BenchDef, CaseReport, CaseStatus, Cli, MachineInfo, MeasureConfig, OutputError, Progress,
-    Record, Registry, Scale, apply_ratios, case_records, csv, measure_case,
+    ALL, BenchDef, Case, CaseMeta, CaseReport, CaseStatus, Cli, MachineInfo, MeasureConfig,
+    OutputError, Progress, Record, Registry, Scale, apply_ratios, case_records, csv, measure_case,
+    measure_rounds,
 };
 
 /// Exit status: every case passed.
@@ -192,27 +194,37 @@ pub fn run(cli: &Cli, registry: &Registry, out: &mut dyn Write, err: &mut dyn Wr
 }
 
 /// Measures every case of `bench`, skipping the rest of a capped series once one of its cases
-/// needed more than its budget for a single repetition.
+/// needed more than its budget for a single repetition; interleaved cases are measured after
+/// the others, together in rounds. Reports come back in declaration order.
 fn run_bench(
     bench: &BenchDef,
     scale: Scale,
     config: &MeasureConfig,
     progress: &mut Progress,
 ) -> Vec<CaseReport> {
-    let mut cases = bench.build_cases(scale);
+    let cases = bench.build_cases(scale);
     progress.add_cases(cases.len());
-    let mut reports: Vec<CaseReport> = Vec::with_capacity(cases.len());
+    let mut interleaved: Vec<(usize, Case)> = Vec::new();
+    let mut sequential: Vec<(usize, Case)> = Vec::new();
+    for (index, case) in cases.into_iter().enumerate() {
+        if case.interleave {
+            interleaved.push((index, case));
+        } else {
+            sequential.push((index, case));
+        }
+    }
+    let mut reports: Vec<(usize, CaseReport)> = Vec::new();
     // (series, why its remaining cases are skipped)
     let mut capped: Vec<(String, String)> = Vec::new();
-    for case in &mut cases {
+    for (index, mut case) in sequential {
         progress.start_case(&case.meta);
         let cap = case
             .cap_series
             .as_ref()
             .and_then(|s| capped.iter().find(|(series, _)| series == s));
         let report = match cap {
-            Some((_, reason)) => CaseReport::skipped(case, reason.clone()),
-            None => measure_case(case, config, &mut |rep| progress.rep(rep)),
+            Some((_, reason)) => CaseReport::skipped(&case, reason.clone()),
+            None => measure_case(&mut case, config, &mut |rep| progress.rep(rep)),
         };
         if let (Some(series), Some(budget)) = (&case.cap_series, case.budget)
             && report.longest_rep > budget
@@ -227,9 +239,22 @@ fn run_bench(
             capped.push((series.clone(), reason));
         }
         progress.finish_case();
-        reports.push(report);
+        reports.push((index, report));
     }
-    reports
+    if !interleaved.is_empty() {
+        let (indices, mut cases): (Vec<usize>, Vec<Case>) = interleaved.into_iter().unzip();
+        let metas: Vec<CaseMeta> = cases.iter().map(|case| case.meta.clone()).collect();
+        let round_reports = measure_rounds(&mut cases, config, &mut |i, rep| {
+            progress.start_case(&metas[i]);
+            progress.rep(rep);
+        });
+        for (index, report) in indices.into_iter().zip(round_reports) {
+            progress.finish_case();
+            reports.push((index, report));
+        }
+    }
+    reports.sort_by_key(|(index, _)| *index);
+    reports.into_iter().map(|(_, report)| report).collect()
 }
 
 /// Writes to the terminal. Best effort: it may be a closed pipe; the report files are checked.

@@ -28,6 +28,7 @@ pub struct PhaseSample {
 pub struct Sample {
     phases: Vec<PhaseSample>,
     metrics: Vec<(String, f64)>,
+    peak_rss_bytes: Option<u64>,
 }
 
 impl Sample {
@@ -54,6 +55,21 @@ impl Sample {
     pub fn metric(mut self, name: impl Into<String>, value: f64) -> Self {
         self.metrics.push((name.into(), value));
         self
+    }
+
+    /// Sets the peak resident set size of the repetition, measured by the runner itself (a
+    /// repetition run in a child process reports the child's). The harness takes it instead
+    /// of its own reading, and reports a peak even for a case that did not ask for memory.
+    #[must_use]
+    pub fn peak_rss(mut self, bytes: u64) -> Self {
+        self.peak_rss_bytes = Some(bytes);
+        self
+    }
+
+    /// The peak RSS the runner measured, if it did.
+    #[must_use]
+    pub fn peak_rss_bytes(&self) -> Option<u64> {
+        self.peak_rss_bytes
     }
 
     /// The phases, in the order they were added.

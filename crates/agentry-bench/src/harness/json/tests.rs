@@ -145,3 +145,14 @@ fn machine_line_comes_first_and_parses() {
     assert!(inner["date_utc"].as_str().is_some_and(|d| d.ends_with('Z')));
     assert_eq!(inner["min_reps"], 5);
 }
+
+#[test]
+fn notes_are_one_field() {
+    let mut report = ring_report("kameo", 2);
+    report.meta.notes = vec!["unbounded mailboxes".to_owned(), "2 threads".to_owned()];
+    let map = parse(&record_line(&case_records(&report)[0]));
+    assert_eq!(map["note"], "unbounded mailboxes; 2 threads");
+    assert!(
+        !parse(&record_line(&case_records(&ring_report("agentry", 2))[0])).contains_key("note")
+    );
+}

@@ -1,8 +1,8 @@
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::{CaseStatus, MeasureConfig, RepProgress, measure_case};
+use super::{CaseStatus, MeasureConfig, RepProgress, measure_case, measure_rounds};
 use crate::harness::{BenchError, Case, PhaseSpec, Sample};
 
 /// A case counting its runner calls, each reporting one 1 ms phase of 10 units.
@@ -259,4 +259,75 @@ fn longest_repetition_includes_warmup() {
         });
     let report = measure_case(&mut case, &MeasureConfig::default(), &mut |_| {});
     assert!(report.longest_rep >= Duration::from_millis(20));
+}
+
+#[test]
+fn a_peak_carried_by_the_sample_is_the_case_peak() {
+    let peaks = Rc::new(Cell::new(0u64));
+    let counter = Rc::clone(&peaks);
+    let mut case = Case::builder("child")
+        .phase(PhaseSpec::msgs("m"))
+        .runner(move || {
+            counter.set(counter.get() + 1);
+            Ok(Sample::new()
+                .phase("m", Duration::from_millis(1), 1)
+                .peak_rss(counter.get() << 20))
+        });
+    let report = measure_case(&mut case, &config(1, None), &mut |_| {});
+    // Warm-up (1 MiB) is not counted; the largest of the 5 measured peaks is 6 MiB.
+    assert_eq!(
+        report.measured().and_then(|m| m.peak_rss_bytes),
+        Some(6 << 20)
+    );
+}
+
+/// A case that logs `name` into `log` at each call, failing at call `fail_at` if given.
+fn logging_case(
+    name: &'static str,
+    log: &Rc<RefCell<Vec<&'static str>>>,
+    fail_at: Option<u32>,
+) -> Case {
+    let (log, calls) = (Rc::clone(log), Cell::new(0));
+    Case::builder(name)
+        .phase(PhaseSpec::msgs("m"))
+        .runner(move || {
+            log.borrow_mut().push(name);
+            calls.set(calls.get() + 1);
+            if fail_at == Some(calls.get()) {
+                return Err(BenchError::Verify("wrong".to_owned()));
+            }
+            Ok(Sample::new().phase("m", Duration::from_millis(1), 1))
+        })
+}
+
+#[test]
+fn rounds_interleave_the_repetitions_of_their_cases() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let mut cases = vec![logging_case("a", &log, None), logging_case("b", &log, None)];
+    let mut seen = Vec::new();
+    let reports = measure_rounds(&mut cases, &config(1, Some(5)), &mut |i, rep| {
+        seen.push((i, rep.warmup));
+    });
+    assert_eq!(
+        *log.borrow(),
+        ["a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b"]
+    );
+    assert_eq!(seen[..3], [(0, true), (1, true), (0, false)]);
+    assert_eq!(reports.len(), 2);
+    assert!(reports.iter().all(|r| measured_reps(&r.status) == 5));
+    assert_eq!(reports[1].meta.label, "b");
+}
+
+#[test]
+fn a_failing_case_leaves_the_rounds_and_the_others_go_on() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let mut cases = vec![
+        logging_case("a", &log, Some(3)),
+        logging_case("b", &log, None),
+    ];
+    let reports = measure_rounds(&mut cases, &config(1, None), &mut |_, _| {});
+    assert_eq!(log.borrow().iter().filter(|n| **n == "a").count(), 3);
+    assert_eq!(log.borrow().iter().filter(|n| **n == "b").count(), 6);
+    assert!(matches!(reports[0].failure(), Some(BenchError::Verify(_))));
+    assert_eq!(measured_reps(&reports[1].status), 5);
 }

@@ -72,3 +72,28 @@ fn human_numbers() {
     assert_eq!(rate(500.0, Unit::Op), "500 op/s");
     assert_eq!(number(0.4123), "0.412");
 }
+
+#[test]
+fn several_peers_are_all_shown_the_fastest_first_and_notes_too() {
+    let mut reports = vec![
+        ring_report("agentry", 2),
+        ring_report("actix", 8),
+        ring_report("kameo", 4),
+    ];
+    for peer in ["actix", "kameo"] {
+        reports[0].baselines.push(BaselineRef {
+            label: None,
+            impl_name: peer.to_owned(),
+        });
+    }
+    reports[2].meta.notes.push("unbounded mailboxes".to_owned());
+    apply_ratios(&mut reports);
+    let table = bench_table("ring", "ring", &reports);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[2].contains("2.00× vs kameo (fastest), 4.00× vs actix"),
+        "{}",
+        lines[2]
+    );
+    assert!(lines[4].contains("unbounded mailboxes"), "{}", lines[4]);
+}
