@@ -20,6 +20,7 @@ pub(crate) mod skynet;
 mod state_change;
 pub(crate) mod support;
 mod tcp_echo;
+mod timer_accuracy;
 mod timer_churn;
 pub(crate) mod ttl;
 
@@ -43,6 +44,7 @@ pub static BENCHES: &[BenchDef] = &[
     fan_in::BENCH,
     sched::BENCH,
     timer_churn::BENCH,
+    timer_accuracy::BENCH,
     tcp_echo::BENCH,
     remote_rr::BENCH,
     idle::BENCH,
