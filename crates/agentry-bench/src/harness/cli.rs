@@ -21,7 +21,7 @@ pub struct Cli {
     /// Benchmarks to run: ids, `all`, or group ids (`compare`).
     #[arg(value_name = "ID")]
     pub ids: Vec<String>,
-    /// Scale every workload down so that the whole suite takes about a minute on 2 cores.
+    /// Scale every workload down so that the whole suite takes a few minutes on 2 cores.
     #[arg(long)]
     pub quick: bool,
     /// Tiny workloads that only check results (the test suite's scale; times mean nothing).
