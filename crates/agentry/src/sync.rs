@@ -26,11 +26,11 @@ pub(crate) mod atomic {
 
 #[cfg(not(loom))]
 pub(crate) mod thread {
-    pub(crate) use std::thread::{Thread, current, park};
+    pub(crate) use std::thread::{Thread, current, park, yield_now};
 }
 #[cfg(loom)]
 pub(crate) mod thread {
-    pub(crate) use loom::thread::{Thread, current, park};
+    pub(crate) use loom::thread::{Thread, current, park, yield_now};
 }
 
 #[cfg(not(loom))]

@@ -1,6 +1,6 @@
 //! Model checks of the lock-free code: every interleaving loom can produce with at most
-//! `PREEMPTIONS` preemptions (the bound tokio uses in CI is 2; exhaustive search of three
-//! threads with parking does not finish in reasonable time).
+//! `LOOM_MAX_PREEMPTIONS` preemptions (default [`PREEMPTIONS`]; the bound tokio uses in CI is
+//! 2; exhaustive search of three threads with parking does not finish in reasonable time).
 
 use super::mpsc::MpscQueue;
 use super::parker::Parker;
@@ -22,11 +22,15 @@ fn consume(queue: &MpscQueue<(usize, usize)>, parker: &Parker, n: usize) -> Vec<
     got
 }
 
+/// The bound when `LOOM_MAX_PREEMPTIONS` does not set one (`scripts/test.sh` sets 2 for the
+/// suite's time budget; run with 3 before changing the lock-free code).
 const PREEMPTIONS: usize = 3;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(PREEMPTIONS);
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(PREEMPTIONS);
+    }
     builder.check(f);
 }
 
@@ -165,5 +169,81 @@ fn a_queue_runs_on_one_thread_at_a_time_and_no_push_is_left_unscheduled() {
             ITEMS,
             "every pushed item was scheduled and taken"
         );
+    });
+}
+
+/// With loom's two-slot blocks, four values span three blocks: producers install blocks
+/// (one of them possibly the consumer's recycled spare) while the consumer retires them.
+#[test]
+fn two_producers_cross_block_boundaries_and_blocks_are_recycled() {
+    model(|| {
+        let queue = Arc::new(MpscQueue::new());
+        let parker = Arc::new(Parker::new());
+        let consumer = {
+            let (queue, parker) = (queue.clone(), parker.clone());
+            thread::spawn(move || {
+                // SAFETY: called once, by the consumer, before it parks.
+                unsafe { parker.register_consumer() };
+                consume(&queue, &parker, 4)
+            })
+        };
+        let producers: Vec<_> = (0..2)
+            .map(|p| {
+                let (queue, parker) = (queue.clone(), parker.clone());
+                thread::spawn(move || {
+                    for i in 0..2 {
+                        queue.push((p, i));
+                        parker.unpark();
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.join().expect("producer");
+        }
+        let got = consumer.join().expect("consumer");
+        for p in 0..2 {
+            let from_p: Vec<usize> = got
+                .iter()
+                .filter(|(q, _)| *q == p)
+                .map(|(_, i)| *i)
+                .collect();
+            assert_eq!(from_p, vec![0, 1], "producer {p}'s values in order");
+        }
+        // The queue is usable after recycling: one more round trip through the spare.
+        queue.push((9, 9));
+        // SAFETY: the consumer has finished; this thread is now the only consumer.
+        assert_eq!(unsafe { queue.pop() }, Some((9, 9)));
+    });
+}
+
+/// A partially consumed block, values in a following block and a spare are all released.
+#[test]
+fn drop_after_partial_consumption_across_blocks() {
+    model(|| {
+        let queue = Arc::new(MpscQueue::new());
+        let marker = Arc::new(());
+        let producer = {
+            let (q, m) = (queue.clone(), marker.clone());
+            thread::spawn(move || {
+                for _ in 0..5 {
+                    q.push(m.clone());
+                }
+            })
+        };
+        let mut taken = 0;
+        while taken < 3 {
+            // SAFETY: this thread is the only consumer.
+            match unsafe { queue.pop() } {
+                Some(v) => {
+                    drop(v);
+                    taken += 1;
+                }
+                None => thread::yield_now(),
+            }
+        }
+        producer.join().expect("producer");
+        drop(queue);
+        assert_eq!(Arc::strong_count(&marker), 1);
     });
 }

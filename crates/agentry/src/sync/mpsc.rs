@@ -1,57 +1,121 @@
 //! Multi-producer single-consumer queue: the cross-thread half of every mailbox.
 //!
-//! Algorithm: Dmitry Vyukov's non-intrusive MPSC node-based queue
-//! (<https://www.1024cores.net/home/lock-free-algorithms/queues/non-intrusive-mpsc-node-based-queue>),
-//! the same one old `std::sync::mpsc` used.
+//! Algorithm: a block-based (segmented) unbounded queue, following crossbeam-channel's `list`
+//! flavor (`crossbeam-channel/src/flavors/list.rs`: tail index with one sentinel offset per
+//! block, the producer claiming a block's last slot installs the next block) with the
+//! per-block layout and "slot ready" publication of tokio's `sync::mpsc` list
+//! (`tokio/src/sync/mpsc/{list,block}.rs`), simplified for a single consumer. It replaced
+//! Dmitry Vyukov's node-based queue, which allocated one node per push and freed it on the
+//! consumer's thread.
+//!
+//! # Layout
+//!
+//! Values live in blocks of [`BLOCK_CAP`] slots; each slot has a `ready` flag. The tail
+//! index counts `LAP = BLOCK_CAP + 1` positions per block: offsets `0..BLOCK_CAP` are slots,
+//! offset `BLOCK_CAP` is a sentinel meaning "the next block is being installed".
+//!
+//! - A producer claims a slot with one `compare_exchange` on the tail index (it must check
+//!   the sentinel, so it is a CAS, not a `fetch_add`), then writes the value and sets the
+//!   slot's `ready` flag (`Release`).
+//! - The producer that claims a block's last slot moves the index onto the sentinel, takes
+//!   the spare block (or allocates one), publishes it as the tail block, moves the index to
+//!   the new block's first slot, and links it from the old block — all before writing its
+//!   own value, so the consumer finds the link whenever it has read the old block's last slot.
+//! - The consumer reads slots in index order and, after the last slot of a block, moves to
+//!   the next block and recycles the old one as the single spare block (freeing the previous
+//!   spare if nobody took it). In steady state no push or pop allocates.
+//! - A producer dereferences a block only after its CAS claimed a slot in it, and the
+//!   consumer retires a block only after reading every slot of it, so no producer can touch a
+//!   retired block.
 //!
 //! # Ground rules
 //!
-//! - Any number of threads may [`push`](MpscQueue::push) at once: one `swap` on `head` and one
-//!   store into the previous node. Producers never wait for each other or for the consumer.
+//! - Any number of threads may [`push`](MpscQueue::push) at once: one CAS on the tail index
+//!   (retried under contention) and one `Release` store of the slot's `ready` flag. Producers
+//!   never wait for the consumer. **They may wait for each other in one case**: while the
+//!   producer that claimed a block's last slot installs the next block (a swap of the spare
+//!   block, or one allocation when there is no spare), other producers spin, then yield. So
+//!   producers are no longer wait-free; the wait is bounded by one block installation (unless
+//!   the installing thread is descheduled in that window).
 //! - Exactly one thread at a time may call [`pop`](MpscQueue::pop) (hence `unsafe`): the
-//!   consumer owns `tail` and frees nodes.
-//! - A push becomes visible to the consumer when its producer stores the link from the previous
-//!   node; until then (after its `swap`) the consumer sees the queue end before it. So a
-//!   producer must finish its push before it wakes the consumer (`parker.rs`), and the
-//!   consumer may sleep while a push is half done: it is woken once the link is stored. The
-//!   consumer never spins on another thread's progress.
+//!   consumer owns the head position and retires blocks.
+//! - A push becomes visible to the consumer when its producer has written its slot and set
+//!   the slot's `ready` flag; until then the consumer sees the queue end before that slot
+//!   (even if later slots are ready): [`pop`](MpscQueue::pop) returns `None` and
+//!   [`is_empty`](MpscQueue::is_empty) returns true. So a producer must finish its push
+//!   before it wakes the consumer (`parker.rs`), and the consumer may sleep while a push is
+//!   half done: it is woken once the flag is set. The consumer never spins on another
+//!   thread's progress.
+//! - Order: values are taken in claim order (the order of the successful CASes), so FIFO per
+//!   producer and overall.
 
 use super::UnsafeCell;
 #[cfg(not(loom))]
 use super::UnsafeCellExt;
-use super::atomic::{AtomicPtr, AtomicU64, Ordering};
+use super::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use super::thread;
 use crossbeam_utils::CachePadded;
+use std::mem::MaybeUninit;
 use std::ptr;
 
-struct Node<T> {
-    next: AtomicPtr<Node<T>>,
-    value: Option<T>,
+/// Slots per block (31: a block's index range plus its sentinel is a power of two).
+#[cfg(not(loom))]
+const BLOCK_CAP: usize = 31;
+/// Tiny blocks under loom, so that models cross block boundaries and recycle blocks.
+#[cfg(loom)]
+const BLOCK_CAP: usize = 2;
+
+/// Index positions per block: its slots plus the sentinel.
+const LAP: u64 = BLOCK_CAP as u64 + 1;
+
+struct Slot<T> {
+    value: UnsafeCell<MaybeUninit<T>>,
+    /// Set (`Release`) by the producer after writing `value`; reset by the consumer when it
+    /// recycles the block.
+    ready: AtomicBool,
 }
 
-impl<T> Node<T> {
-    fn alloc(value: Option<T>) -> *mut Node<T> {
-        Box::into_raw(Box::new(Node {
+struct Block<T> {
+    /// The following block; stored by the producer that claimed this block's last slot,
+    /// before it writes that slot.
+    next: AtomicPtr<Block<T>>,
+    slots: [Slot<T>; BLOCK_CAP],
+}
+
+impl<T> Block<T> {
+    fn alloc() -> *mut Block<T> {
+        Box::into_raw(Box::new(Block {
             next: AtomicPtr::new(ptr::null_mut()),
-            value,
+            slots: std::array::from_fn(|_| Slot {
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+                ready: AtomicBool::new(false),
+            }),
         }))
     }
 }
 
 /// Unbounded lock-free MPSC queue (see the module docs for the rules).
 pub(crate) struct MpscQueue<T> {
-    /// The most recently pushed node; producers swap themselves in here.
+    /// The producers' cache line.
+    tail: CachePadded<Tail<T>>,
+    /// The consumer's cache line.
     head: CachePadded<Head<T>>,
-    /// The consumer's stub: the last node taken (its value already moved out).
-    tail: CachePadded<UnsafeCell<*mut Node<T>>>,
-    /// Values taken so far (written by the consumer only; for [`len`](MpscQueue::len)).
-    popped: AtomicU64,
 }
 
-/// The producers' cache line: the head pointer and the count of pushes (counting costs one
-/// more atomic add on a line the push owns anyway).
+struct Tail<T> {
+    /// Next position to claim: `lap * LAP + offset`, offset `BLOCK_CAP` being the sentinel.
+    index: AtomicU64,
+    /// The block of the current lap (published before `index` enters the lap).
+    block: AtomicPtr<Block<T>>,
+}
+
 struct Head<T> {
-    node: AtomicPtr<Node<T>>,
-    pushed: AtomicU64,
+    /// The consumer's block and the offset of the next slot to read in it.
+    pos: UnsafeCell<(*mut Block<T>, usize)>,
+    /// Values taken so far (written by the consumer only; for [`len`](MpscQueue::len)).
+    popped: AtomicU64,
+    /// One retired block kept for the next installation (taken with a `swap` by producers).
+    spare: AtomicPtr<Block<T>>,
 }
 
 // SAFETY: values cross threads (producer → consumer), so `T: Send` suffices; the raw pointers
@@ -60,29 +124,105 @@ unsafe impl<T: Send> Send for MpscQueue<T> {}
 // SAFETY: `push` is safe from any thread; `pop` is `unsafe` and requires a single consumer.
 unsafe impl<T: Send> Sync for MpscQueue<T> {}
 
+/// Waiting for another producer to install the next block: spin briefly, then yield.
+struct Backoff(u32);
+
+impl Backoff {
+    fn snooze(&mut self) {
+        #[cfg(not(loom))]
+        if self.0 < 6 {
+            for _ in 0..1u32 << self.0 {
+                std::hint::spin_loop();
+            }
+            self.0 += 1;
+            return;
+        }
+        thread::yield_now();
+    }
+}
+
 impl<T> MpscQueue<T> {
-    /// An empty queue (one stub node is allocated).
+    /// An empty queue (its first block is allocated).
     pub(crate) fn new() -> Self {
-        let stub = Node::alloc(None);
+        let first = Block::alloc();
         MpscQueue {
-            head: CachePadded::new(Head {
-                node: AtomicPtr::new(stub),
-                pushed: AtomicU64::new(0),
+            tail: CachePadded::new(Tail {
+                index: AtomicU64::new(0),
+                block: AtomicPtr::new(first),
             }),
-            tail: CachePadded::new(UnsafeCell::new(stub)),
-            popped: AtomicU64::new(0),
+            head: CachePadded::new(Head {
+                pos: UnsafeCell::new((first, 0)),
+                popped: AtomicU64::new(0),
+                spare: AtomicPtr::new(ptr::null_mut()),
+            }),
         }
     }
 
-    /// Appends `value`; wait-free for producers.
+    /// Appends `value`. Lock-free; waits only while another producer installs the next
+    /// block (see the ground rules).
     pub(crate) fn push(&self, value: T) {
-        let node = Node::alloc(Some(value));
-        let prev = self.head.node.swap(node, Ordering::AcqRel);
-        self.head.pushed.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: `prev` was the head, so the consumer cannot have freed it: the consumer frees a
-        // node only after moving `tail` past it, which requires its `next` to be non-null, and
-        // only this producer (the one that swapped it out of `head`) stores that `next`.
-        unsafe { (*prev).next.store(node, Ordering::Release) };
+        let mut backoff = Backoff(0);
+        // `Acquire` on every read of `index`: the value read is in the release sequence of
+        // the store that opened its lap, which was preceded by the store of that lap's block.
+        let mut index = self.tail.index.load(Ordering::Acquire);
+        let mut block = self.tail.block.load(Ordering::Acquire);
+        loop {
+            let offset = usize::try_from(index % LAP).expect("offset < LAP");
+            if offset == BLOCK_CAP {
+                // Another producer is installing the next block.
+                backoff.snooze();
+                index = self.tail.index.load(Ordering::Acquire);
+                block = self.tail.block.load(Ordering::Acquire);
+                continue;
+            }
+            match self.tail.index.compare_exchange_weak(
+                index,
+                index + 1,
+                Ordering::Relaxed,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if offset + 1 == BLOCK_CAP {
+                        // We claimed the last slot and moved `index` onto the sentinel: we
+                        // install the next block; other producers wait until we open its lap.
+                        let next = self.take_block();
+                        self.tail.block.store(next, Ordering::Release);
+                        self.tail.index.store(index + 2, Ordering::Release);
+                        // SAFETY: `block` is the block of our claimed slot (the CAS succeeded
+                        // on the index value read before loading `block`, see above); the
+                        // consumer cannot retire it before reading our slot, not yet written.
+                        unsafe { (*block).next.store(next, Ordering::Release) };
+                    }
+                    // SAFETY: as above, `block` stays alive until our slot is read; the slot
+                    // is ours alone (claimed by the CAS) and empty (fresh or reset on
+                    // recycling, which happened before the block was published again).
+                    let slot = unsafe { &(*block).slots[offset] };
+                    // SAFETY: the consumer reads the value only after seeing `ready`.
+                    slot.value
+                        .with_mut(|p| unsafe { p.write(MaybeUninit::new(value)) });
+                    // Publishes the value (and, for the last slot, `next`). From here on the
+                    // consumer may retire the block: no more accesses to it.
+                    slot.ready.store(true, Ordering::Release);
+                    return;
+                }
+                Err(actual) => {
+                    index = actual;
+                    block = self.tail.block.load(Ordering::Acquire);
+                }
+            }
+        }
+    }
+
+    /// The spare block if the consumer left one, else a new allocation.
+    fn take_block(&self) -> *mut Block<T> {
+        // `Acquire` pairs with the consumer's `Release` swap: its resets of the block are
+        // visible to us and to everyone we publish the block to.
+        let spare = self.head.spare.swap(ptr::null_mut(), Ordering::Acquire);
+        if spare.is_null() {
+            Block::alloc()
+        } else {
+            spare
+        }
     }
 
     /// Takes the oldest value whose push is complete.
@@ -92,59 +232,108 @@ impl<T> MpscQueue<T> {
     /// At most one thread may be inside `pop` or [`is_empty`](Self::is_empty)
     /// at any time (the single consumer).
     pub(crate) unsafe fn pop(&self) -> Option<T> {
-        self.tail.with_mut(|tail_slot| {
-            // SAFETY: single consumer (caller contract): nobody else touches `tail`.
-            let tail = unsafe { *tail_slot };
-            // SAFETY: `tail` is the consumer's stub, alive until the consumer frees it below.
-            let next = unsafe { (*tail).next.load(Ordering::Acquire) };
-            if !next.is_null() {
-                // SAFETY: single consumer; `next` is fully published (Acquire above pairs with
-                // the producer's Release store of the link).
-                unsafe { *tail_slot = next };
-                // SAFETY: `next` becomes the new stub; we own its value now.
-                let value = unsafe { (*next).value.take() }
-                    .expect("invariant: every non-stub node carries a value");
-                // SAFETY: the old stub is unreachable for producers (its `next` is set) and for
-                // the consumer (tail moved past it), so it can be freed.
-                drop(unsafe { Box::from_raw(tail) });
-                self.popped
-                    .store(self.popped.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                return Some(value);
+        self.head.pos.with_mut(|pos| {
+            // SAFETY: single consumer (caller contract): nobody else touches `pos`.
+            let (block, offset) = unsafe { *pos };
+            // SAFETY: the consumer's block is alive until the consumer retires it.
+            let slot = unsafe { &(*block).slots[offset] };
+            if !slot.ready.load(Ordering::Acquire) {
+                return None;
             }
-            None
+            // SAFETY: `ready` (Acquire, pairing with the producer's Release) says the value is
+            // written; we move it out exactly once (the position advances below).
+            let value = slot.value.with(|p| unsafe { p.read().assume_init() });
+            if offset + 1 == BLOCK_CAP {
+                // SAFETY: the block is alive (retired only below).
+                let next = unsafe { (*block).next.load(Ordering::Acquire) };
+                assert!(
+                    !next.is_null(),
+                    "invariant: a block's last slot is written after its `next` link"
+                );
+                // SAFETY: single consumer.
+                unsafe { *pos = (next, 0) };
+                // SAFETY: every slot of `block` has been written and read: no producer
+                // accesses it any more, and the consumer has moved past it.
+                unsafe { self.retire(block) };
+            } else {
+                // SAFETY: single consumer.
+                unsafe { (*pos).1 = offset + 1 };
+            }
+            self.head.popped.store(
+                self.head.popped.load(Ordering::Relaxed) + 1,
+                Ordering::Relaxed,
+            );
+            Some(value)
         })
+    }
+
+    /// Resets `block` and keeps it as the spare (freeing a spare nobody took).
+    ///
+    /// # Safety
+    ///
+    /// Only the consumer, with `block` unreachable for producers and consumer alike.
+    unsafe fn retire(&self, block: *mut Block<T>) {
+        // SAFETY: the caller gives us exclusive ownership of `block`.
+        let b = unsafe { &*block };
+        b.next.store(ptr::null_mut(), Ordering::Relaxed);
+        for slot in &b.slots {
+            slot.ready.store(false, Ordering::Relaxed);
+        }
+        // `Release` publishes the resets to the producer that takes the block.
+        let old = self.head.spare.swap(block, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: the swap took the previous spare out of the queue: nobody else holds it.
+            drop(unsafe { Box::from_raw(old) });
+        }
     }
 
     /// Number of values queued (approximate while producers push).
     pub(crate) fn len(&self) -> usize {
-        let popped = self.popped.load(Ordering::Relaxed);
-        let pushed = self.head.pushed.load(Ordering::Relaxed);
+        let popped = self.head.popped.load(Ordering::Relaxed);
+        let index = self.tail.index.load(Ordering::Relaxed);
+        let pushed = index / LAP * BLOCK_CAP as u64 + (index % LAP).min(BLOCK_CAP as u64);
         usize::try_from(pushed.saturating_sub(popped)).unwrap_or(usize::MAX)
     }
 
-    /// True when no complete push is waiting (a half-done push counts as empty: its producer
-    /// wakes the consumer when it completes).
+    /// True when no complete push is waiting at the head (a half-done push counts as empty:
+    /// its producer wakes the consumer when it completes).
     ///
     /// # Safety
     ///
     /// Same single-consumer contract as [`pop`](Self::pop).
     pub(crate) unsafe fn is_empty(&self) -> bool {
-        // SAFETY: single consumer (caller contract); the stub lives until the consumer frees it.
-        let tail = self.tail.with(|t| unsafe { *t });
-        // SAFETY: as above.
-        unsafe { (*tail).next.load(Ordering::Acquire).is_null() }
+        // SAFETY: single consumer (caller contract).
+        let (block, offset) = self.head.pos.with(|p| unsafe { *p });
+        // SAFETY: the consumer's block is alive until the consumer retires it.
+        !unsafe { &(*block).slots[offset] }
+            .ready
+            .load(Ordering::Acquire)
     }
 }
 
 impl<T> Drop for MpscQueue<T> {
     fn drop(&mut self) {
-        // `&mut self`: no producer or consumer is active any more.
-        // SAFETY: exclusive access makes us the single consumer (and no push is half done).
+        // `&mut self`: no producer or consumer is active any more, so every claimed slot is
+        // written.
+        // SAFETY: exclusive access makes us the single consumer.
         while let Some(value) = unsafe { self.pop() } {
             drop(value);
         }
-        // SAFETY: exclusive access; the remaining stub is owned by the queue.
-        self.tail.with_mut(|t| drop(unsafe { Box::from_raw(*t) }));
+        // SAFETY: exclusive access; the blocks from the head on are owned by the queue (and
+        // hold no values any more).
+        let mut block = self.head.pos.with(|p| unsafe { (*p).0 });
+        while !block.is_null() {
+            // SAFETY: as above; each block is freed once, after reading its link.
+            let next = unsafe { (*block).next.load(Ordering::Relaxed) };
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(block) });
+            block = next;
+        }
+        let spare = self.head.spare.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !spare.is_null() {
+            // SAFETY: exclusive access; the spare is owned by the queue.
+            drop(unsafe { Box::from_raw(spare) });
+        }
     }
 }
 

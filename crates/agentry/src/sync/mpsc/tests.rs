@@ -52,3 +52,131 @@ fn drop_releases_queued_values() {
     drop(q);
     assert_eq!(Arc::strong_count(&marker), 1);
 }
+
+/// Counts drops of its values.
+struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn fifo_across_many_blocks_with_interleaved_pops() {
+    let q = MpscQueue::new();
+    let mut expected = 0u32;
+    let mut next = 0u32;
+    // Pushes run ahead of pops by a varying distance, so the consumer crosses block
+    // boundaries both right behind the producer and several blocks behind it.
+    for round in 0..200u32 {
+        for _ in 0..(round % 70) + 1 {
+            q.push(next);
+            next += 1;
+        }
+        assert_eq!(q.len(), (next - expected) as usize);
+        for _ in 0..(round % 50) {
+            // SAFETY: the test thread is the only consumer.
+            match unsafe { q.pop() } {
+                Some(v) => {
+                    assert_eq!(v, expected);
+                    expected += 1;
+                }
+                None => break,
+            }
+        }
+    }
+    let rest = drain(&q);
+    assert_eq!(rest, (expected..next).collect::<Vec<_>>());
+    // SAFETY: the test thread is the only consumer.
+    assert!(unsafe { q.is_empty() });
+    assert_eq!(q.len(), 0);
+    // The queue keeps working after being drained at an arbitrary offset.
+    for i in 0..100 {
+        q.push(i);
+    }
+    assert_eq!(drain(&q), (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn empty_queue_reports_empty_and_pop_none() {
+    let q = MpscQueue::<u8>::new();
+    // SAFETY: the test thread is the only consumer.
+    assert!(unsafe { q.is_empty() });
+    // SAFETY: as above.
+    assert!(unsafe { q.pop() }.is_none());
+    assert_eq!(q.len(), 0);
+    q.push(7);
+    // SAFETY: as above.
+    assert!(!unsafe { q.is_empty() });
+    assert_eq!(q.len(), 1);
+}
+
+#[test]
+fn drop_releases_each_value_exactly_once_including_a_partially_consumed_block() {
+    for (pushed, popped) in [
+        (0, 0),
+        (1, 0),
+        (31, 0),
+        (31, 31),
+        (32, 5),
+        (100, 40),
+        (200, 62),
+    ] {
+        let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let q = MpscQueue::new();
+        for _ in 0..pushed {
+            q.push(Counted(drops.clone()));
+        }
+        for _ in 0..popped {
+            // SAFETY: the test thread is the only consumer.
+            drop(unsafe { q.pop() }.expect("value"));
+        }
+        assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), popped);
+        drop(q);
+        assert_eq!(
+            drops.load(std::sync::atomic::Ordering::Relaxed),
+            pushed,
+            "pushed {pushed}, popped {popped}"
+        );
+    }
+}
+
+#[test]
+fn stress_many_producers_per_producer_order_and_exactly_once() {
+    const PRODUCERS: u64 = 6;
+    const EACH: u64 = 50_000;
+    let q = Arc::new(MpscQueue::new());
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let q = q.clone();
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    q.push((p, i));
+                    if i % 1000 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut next = [0u64; PRODUCERS as usize];
+    let mut total = 0;
+    while total < PRODUCERS * EACH {
+        // SAFETY: the test thread is the only consumer.
+        match unsafe { q.pop() } {
+            Some((p, i)) => {
+                assert_eq!(next[p as usize], i, "producer {p} out of order");
+                next[p as usize] += 1;
+                total += 1;
+            }
+            None => std::thread::yield_now(),
+        }
+    }
+    producers
+        .into_iter()
+        .for_each(|h| h.join().expect("producer"));
+    // SAFETY: as above.
+    assert!(unsafe { q.pop() }.is_none());
+    assert_eq!(q.len(), 0);
+}
