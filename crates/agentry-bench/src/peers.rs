@@ -27,7 +27,7 @@ use crate::compare::Runtime;
 use crate::harness::BenchError;
 
 /// How long a run may take before it fails (rule 4).
-const DEADLINE: Duration = Duration::from_secs(300);
+const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The end of a run made of `count` parts (rule 3), awaited by the task driving it.
 pub(crate) struct Countdown {
