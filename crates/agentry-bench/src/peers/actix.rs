@@ -361,6 +361,10 @@ struct Node {
     depth: u32,
     num: u64,
     parent: Option<Addr<Node>>,
+    /// The node's own address, held until its sum is complete: actix stops an actor once its
+    /// last `Addr` is dropped, and the last child dropping its address could race the child's
+    /// `Sum` still in the mailbox — the run then hung (seen on two arbiters).
+    keep_alive: Option<Addr<Node>>,
     sum: u64,
     received: u32,
     place: Arc<Place>,
@@ -379,12 +383,14 @@ impl Actor for Node {
             ctx.stop();
             return;
         }
+        self.keep_alive = Some(ctx.address());
         for i in 0..10 {
             let num = self.num * 10 + i;
             let child = Node {
                 depth: self.depth - 1,
                 num,
                 parent: Some(ctx.address()),
+                keep_alive: None,
                 sum: 0,
                 received: 0,
                 place: Arc::clone(&self.place),
@@ -413,6 +419,7 @@ impl Handler<Sum> for Node {
                 self.countdown.arrive();
             }
         }
+        self.keep_alive = None;
         ctx.stop();
     }
 }
@@ -424,6 +431,7 @@ async fn skynet(place: Arc<Place>, depth: u32) -> Result<Duration, BenchError> {
         depth,
         num: 0,
         parent: None,
+        keep_alive: None,
         sum: 0,
         received: 0,
         place: Arc::clone(&place),
