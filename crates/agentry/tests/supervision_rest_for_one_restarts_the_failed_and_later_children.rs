@@ -4,57 +4,10 @@
 
 mod common;
 
+use agentry::Env;
 use agentry::supervision::{Strategy, Supervision};
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
-use common::{DEADLINE, EXPECTED, Log, quiet_expected_panics, wait_until};
-
-struct Boom;
-/// Asks which incarnation answers.
-struct Which;
-
-struct Worker {
-    name: &'static str,
-    incarnation: u32,
-    log: Log,
-}
-
-impl Agent for Worker {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(|w: &mut Worker, _: &mut Ctx<Worker>, _: Boom| {
-            panic!("{EXPECTED}: {} fails", w.name)
-        })?;
-        def.on_request(|w: &mut Worker, _: &mut Ctx<Worker>, _: Which| w.incarnation)?;
-        Ok(())
-    }
-
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
-        self.log
-            .push(format!("start {}#{}", self.name, self.incarnation));
-    }
-
-    fn on_finish(&mut self, _: &mut Ctx<Self>) {
-        self.log
-            .push(format!("finish {}#{}", self.name, self.incarnation));
-    }
-}
-
-fn worker(name: &'static str, log: &Log) -> impl FnMut() -> Worker + Send + 'static {
-    let log = log.clone();
-    let mut made = 0;
-    move || {
-        made += 1;
-        Worker {
-            name,
-            incarnation: made,
-            log: log.clone(),
-        }
-    }
-}
-
-fn which(mbox: &Mbox) -> u32 {
-    mbox.request::<Which, u32>(Which, DEADLINE)
-        .expect("the worker answers")
-}
+use common::supervised::{Boom, which, worker};
+use common::{Log, quiet_expected_panics, wait_until};
 
 #[test]
 fn the_failed_child_and_those_after_it_restart() {

@@ -15,6 +15,8 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+pub mod supervised;
+
 /// Every blocking wait of a test gives up after this long.
 pub const DEADLINE: Duration = Duration::from_secs(10);
 
