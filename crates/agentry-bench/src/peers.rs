@@ -19,12 +19,14 @@ pub(crate) mod actix;
 pub(crate) mod kameo;
 pub(crate) mod ractor;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::benches::fan_in::fan_in_sum;
 use crate::benches::support::Finish;
 use crate::compare::Runtime;
-use crate::harness::BenchError;
+use crate::harness::{BenchError, verify_eq};
 
 /// How long a run may take before it fails (rule 4).
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -96,4 +98,31 @@ pub(crate) fn peer_error<E: std::fmt::Display>(what: &'static str) -> impl Fn(E)
 pub(crate) fn skynet_sum(depth: u32) -> u64 {
     let leaves = 10u64.pow(depth);
     leaves * (leaves - 1) / 2
+}
+
+/// The end of a fan-in run: joins the sender threads, then checks what the sink counted and
+/// summed (`result`: messages, sum) against `senders` × `per_sender` messages.
+pub(crate) fn finish_fan_in(
+    threads: Vec<std::thread::JoinHandle<()>>,
+    elapsed: Result<Duration, BenchError>,
+    (senders, per_sender): (u64, u64),
+    result: &(AtomicU64, AtomicU64),
+) -> Result<Duration, BenchError> {
+    for thread in threads {
+        thread
+            .join()
+            .map_err(|_| BenchError::Harness("a sender panicked".to_owned()))?;
+    }
+    let elapsed = elapsed?;
+    verify_eq(
+        "messages counted",
+        senders * per_sender,
+        result.0.load(Ordering::Relaxed),
+    )?;
+    verify_eq(
+        "sum of the messages",
+        fan_in_sum(senders, per_sender),
+        result.1.load(Ordering::Relaxed),
+    )?;
+    Ok(elapsed)
 }

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::{Countdown, peer_error, skynet_sum};
-use crate::benches::fan_in::fan_in_sum;
+use super::{Countdown, finish_fan_in, peer_error, skynet_sum};
 use crate::benches::ttl::TtlParams;
 use crate::compare::{Runtime, Workload};
 use crate::harness::{BenchError, verify_eq};
@@ -513,21 +512,5 @@ async fn fan_in(place: &Place, senders: u64, per_sender: u64) -> Result<Duration
     countdown.start()?;
     release.wait();
     let elapsed = countdown.wait().await;
-    for thread in threads {
-        thread
-            .join()
-            .map_err(|_| BenchError::Harness("a sender panicked".to_owned()))?;
-    }
-    let elapsed = elapsed?;
-    verify_eq(
-        "messages counted",
-        senders * per_sender,
-        result.0.load(Ordering::Relaxed),
-    )?;
-    verify_eq(
-        "sum of the messages",
-        fan_in_sum(senders, per_sender),
-        result.1.load(Ordering::Relaxed),
-    )?;
-    Ok(elapsed)
+    finish_fan_in(threads, elapsed, (senders, per_sender), &result)
 }

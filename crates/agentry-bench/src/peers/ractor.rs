@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, call};
 
-use super::{Countdown, peer_error, skynet_sum, tokio_runtime};
-use crate::benches::fan_in::fan_in_sum;
+use super::{Countdown, finish_fan_in, peer_error, skynet_sum, tokio_runtime};
 use crate::benches::ttl::TtlParams;
 use crate::compare::{Runtime, Workload};
 use crate::harness::{BenchError, verify_eq};
@@ -555,21 +554,5 @@ async fn fan_in(senders: u64, per_sender: u64) -> Result<Duration, BenchError> {
     countdown.start()?;
     release.wait();
     let elapsed = countdown.wait().await;
-    for thread in threads {
-        thread
-            .join()
-            .map_err(|_| BenchError::Harness("a sender panicked".to_owned()))?;
-    }
-    let elapsed = elapsed?;
-    verify_eq(
-        "messages counted",
-        senders * per_sender,
-        result.0.load(Ordering::Relaxed),
-    )?;
-    verify_eq(
-        "sum of the messages",
-        fan_in_sum(senders, per_sender),
-        result.1.load(Ordering::Relaxed),
-    )?;
-    Ok(elapsed)
+    finish_fan_in(threads, elapsed, (senders, per_sender), &result)
 }
