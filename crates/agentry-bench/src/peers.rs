@@ -100,14 +100,37 @@ pub(crate) fn skynet_sum(depth: u32) -> u64 {
     leaves * (leaves - 1) / 2
 }
 
-/// The end of a fan-in run: joins the sender threads, then checks what the sink counted and
-/// summed (`result`: messages, sum) against `senders` × `per_sender` messages.
-pub(crate) fn finish_fan_in(
-    threads: Vec<std::thread::JoinHandle<()>>,
-    elapsed: Result<Duration, BenchError>,
+/// The timed part of a fan-in run and its checks: `senders` threads, released together, each
+/// sends `per_sender` messages through its own `sender()` (the values `0..per_sender`); then
+/// the threads are joined and what the sink counted and summed (`result`: messages, sum) is
+/// verified.
+pub(crate) async fn drive_fan_in<F>(
     (senders, per_sender): (u64, u64),
+    countdown: &Countdown,
     result: &(AtomicU64, AtomicU64),
-) -> Result<Duration, BenchError> {
+    sender: impl Fn() -> F,
+) -> Result<Duration, BenchError>
+where
+    F: FnMut(u64) + Send + 'static,
+{
+    let release = Arc::new(std::sync::Barrier::new(senders as usize + 1));
+    let threads = (0..senders)
+        .map(|i| {
+            let (mut send, release) = (sender(), Arc::clone(&release));
+            std::thread::Builder::new()
+                .name(format!("fan_in-{i}"))
+                .spawn(move || {
+                    release.wait();
+                    for v in 0..per_sender {
+                        send(v);
+                    }
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(peer_error("spawn a sender"))?;
+    countdown.start()?;
+    release.wait();
+    let elapsed = countdown.wait().await;
     for thread in threads {
         thread
             .join()

@@ -585,6 +585,23 @@ impl GatewayBuilder {
         )
     }
 
+    /// Makes the core, starts the transport on it (closing the core if that fails) and
+    /// registers the gateway.
+    fn start(
+        &self,
+        env: &EnvHandle,
+        transport: impl FnOnce(Arc<Core>) -> Result<Transport, StartError>,
+    ) -> Result<Gateway, StartError> {
+        let core = self.core()?;
+        match transport(Arc::clone(&core)) {
+            Ok(transport) => self.finish(env, core, transport),
+            Err(e) => {
+                core.close();
+                Err(e)
+            }
+        }
+    }
+
     fn finish(
         &self,
         env: &EnvHandle,
@@ -626,15 +643,9 @@ impl GatewayBuilder {
     /// Connects to the NATS server(s) at `url` (comma-separated URLs for a cluster; the
     /// client also learns the cluster's other servers) and starts the gateway.
     pub fn connect_nats(&mut self, env: &EnvHandle, url: &str) -> Result<Gateway, StartError> {
-        let core = self.core()?;
-        let nats = match NatsShared::start(Arc::clone(&core), url, &self.nats, self.close_timeout) {
-            Ok(n) => n,
-            Err(e) => {
-                core.close();
-                return Err(e);
-            }
-        };
-        self.finish(env, core, Transport::Nats(nats))
+        self.start(env, |core| {
+            NatsShared::start(core, url, &self.nats, self.close_timeout).map(Transport::Nats)
+        })
     }
 
     /// Starts a direct link that connects to `addr` (and reconnects with backoff).
@@ -644,20 +655,10 @@ impl GatewayBuilder {
         addr: impl ToSocketAddrs,
     ) -> Result<Gateway, StartError> {
         let addrs: Vec<SocketAddr> = addr.to_socket_addrs().map_err(StartError::Io)?.collect();
-        let core = self.core()?;
-        let link = match LinkShared::connect(
-            Arc::clone(&core),
-            addrs,
-            self.link.clone(),
-            self.close_timeout,
-        ) {
-            Ok(l) => l,
-            Err(e) => {
-                core.close();
-                return Err(e);
-            }
-        };
-        self.finish(env, core, Transport::Link(link))
+        self.start(env, |core| {
+            LinkShared::connect(core, addrs, self.link.clone(), self.close_timeout)
+                .map(Transport::Link)
+        })
     }
 
     /// Starts a direct link that listens on `addr` (port 0: any free port, see
@@ -669,19 +670,9 @@ impl GatewayBuilder {
         addr: impl ToSocketAddrs,
     ) -> Result<Gateway, StartError> {
         let listener = std::net::TcpListener::bind(addr).map_err(StartError::Io)?;
-        let core = self.core()?;
-        let link = match LinkShared::listen(
-            Arc::clone(&core),
-            listener,
-            self.link.clone(),
-            self.close_timeout,
-        ) {
-            Ok(l) => l,
-            Err(e) => {
-                core.close();
-                return Err(e);
-            }
-        };
-        self.finish(env, core, Transport::Link(link))
+        self.start(env, |core| {
+            LinkShared::listen(core, listener, self.link.clone(), self.close_timeout)
+                .map(Transport::Link)
+        })
     }
 }

@@ -5,12 +5,12 @@
 //! `do_send`, which queues past the default mailbox capacity of 16 (see `Impl::notes`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::{Countdown, finish_fan_in, peer_error, skynet_sum};
+use super::{Countdown, drive_fan_in, peer_error, skynet_sum};
 use crate::benches::ttl::TtlParams;
 use crate::compare::{Runtime, Workload};
 use crate::harness::{BenchError, verify_eq};
@@ -494,23 +494,9 @@ async fn fan_in(place: &Place, senders: u64, per_sender: u64) -> Result<Duration
             result: Arc::clone(&result),
         },
     );
-    let release = Arc::new(Barrier::new(senders as usize + 1));
-    let threads = (0..senders)
-        .map(|i| {
-            let (sink, release) = (sink.clone(), Arc::clone(&release));
-            std::thread::Builder::new()
-                .name(format!("fan_in-{i}"))
-                .spawn(move || {
-                    release.wait();
-                    for v in 0..per_sender {
-                        sink.do_send(Item(v));
-                    }
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(peer_error("spawn a sender"))?;
-    countdown.start()?;
-    release.wait();
-    let elapsed = countdown.wait().await;
-    finish_fan_in(threads, elapsed, (senders, per_sender), &result)
+    drive_fan_in((senders, per_sender), &countdown, &result, || {
+        let sink = sink.clone();
+        move |v| sink.do_send(Item(v))
+    })
+    .await
 }

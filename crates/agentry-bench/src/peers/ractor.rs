@@ -4,12 +4,12 @@
 //! carries the workload's messages plus a `Handled` request for the untimed count.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, call};
 
-use super::{Countdown, finish_fan_in, peer_error, skynet_sum, tokio_runtime};
+use super::{Countdown, drive_fan_in, peer_error, skynet_sum, tokio_runtime};
 use crate::benches::ttl::TtlParams;
 use crate::compare::{Runtime, Workload};
 use crate::harness::{BenchError, verify_eq};
@@ -535,24 +535,9 @@ async fn fan_in(senders: u64, per_sender: u64) -> Result<Duration, BenchError> {
         },
     )
     .await?;
-    let release = Arc::new(Barrier::new(senders as usize + 1));
-    let threads = (0..senders)
-        .map(|i| {
-            let (sink, release, countdown) =
-                (sink.clone(), Arc::clone(&release), Arc::clone(&countdown));
-            std::thread::Builder::new()
-                .name(format!("fan_in-{i}"))
-                .spawn(move || {
-                    release.wait();
-                    for v in 0..per_sender {
-                        cast(&sink, Item(v), &countdown);
-                    }
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(peer_error("spawn a sender"))?;
-    countdown.start()?;
-    release.wait();
-    let elapsed = countdown.wait().await;
-    finish_fan_in(threads, elapsed, (senders, per_sender), &result)
+    drive_fan_in((senders, per_sender), &countdown, &result, || {
+        let (sink, countdown) = (sink.clone(), Arc::clone(&countdown));
+        move |v| cast(&sink, Item(v), &countdown)
+    })
+    .await
 }
