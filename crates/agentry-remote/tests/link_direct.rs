@@ -6,8 +6,8 @@ mod common;
 use agentry::{Agent, Ctx, Define, DefineError, EnvHandle};
 use agentry_remote::frame::{self, Frame};
 use agentry_remote::{
-    Codec, DecodeError, Envelope, Gateway, RejectKind, RemoteFailure, RemoteReply, RemoteReplyTo,
-    RemoteRequest, RequestError, TypeTag,
+    Codec, DecodeError, Envelope, Gateway, RejectKind, RemoteFailure, RemoteReply, RequestError,
+    TypeTag,
 };
 use common::*;
 use std::io::{Read, Write};
@@ -30,28 +30,6 @@ fn listen(h: &EnvHandle, ns: &str) -> Gateway {
 
 fn connect(h: &EnvHandle, ns: &str, to: SocketAddr) -> Gateway {
     builder(ns).connect_link(h, to).expect("connected")
-}
-
-struct Holder(Vec<RemoteReplyTo<Sum>>);
-impl Agent for Holder {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(
-            |h: &mut Holder, _: &mut Ctx<Holder>, r: RemoteRequest<Add, Sum>| {
-                h.0.push(r.into_parts().1)
-            },
-        )?;
-        Ok(())
-    }
-}
-
-struct Sink(Arc<Mutex<Vec<RemoteReply<Sum>>>>);
-impl Agent for Sink {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(|s: &mut Sink, _: &mut Ctx<Sink>, r: RemoteReply<Sum>| {
-            s.0.lock().expect("lock").push(r)
-        })?;
-        Ok(())
-    }
 }
 
 #[test]

@@ -6,34 +6,11 @@ mod common;
 
 use agentry::{Agent, Ctx, Define, DefineError};
 use agentry_remote::{
-    Gateway, LossReason, Overflow, RemoteEvent, RemoteReply, RemoteReplyTo, RemoteRequest,
-    RequestError, SendError,
+    Gateway, LossReason, Overflow, RemoteEvent, RemoteReply, RequestError, SendError,
 };
 use common::*;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-struct Holder(Vec<RemoteReplyTo<Sum>>);
-impl Agent for Holder {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(
-            |h: &mut Holder, _: &mut Ctx<Holder>, r: RemoteRequest<Add, Sum>| {
-                h.0.push(r.into_parts().1)
-            },
-        )?;
-        Ok(())
-    }
-}
-
-struct Sink(Arc<Mutex<Vec<RemoteReply<Sum>>>>);
-impl Agent for Sink {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(|s: &mut Sink, _: &mut Ctx<Sink>, r: RemoteReply<Sum>| {
-            s.0.lock().expect("lock").push(r)
-        })?;
-        Ok(())
-    }
-}
 
 fn gateway(
     env: &agentry::EnvHandle,

@@ -277,13 +277,3 @@ fn a_request_the_server_cannot_decode_is_answered_rejected() {
 fn client_url(s: &NatsServer) -> String {
     s.url.clone()
 }
-
-struct Sink(Arc<Mutex<Vec<RemoteReply<Sum>>>>);
-impl Agent for Sink {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(|s: &mut Sink, _: &mut Ctx<Sink>, r: RemoteReply<Sum>| {
-            s.0.lock().expect("lock").push(r)
-        })?;
-        Ok(())
-    }
-}

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, MultiMbox};
-use agentry_remote::{Gateway, Registry, RemoteEvent};
+use agentry_remote::{Gateway, Registry, RemoteEvent, RemoteReply, RemoteReplyTo, RemoteRequest};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -402,4 +402,31 @@ impl Drop for ChildProc {
 /// Prints a protocol line for the parent.
 pub fn say(line: &str) {
     println!("@@ {line}");
+}
+
+// ---------- agents the request/reply tests share ----------
+
+/// Serves `Add` requests by keeping their reply handles unanswered (to test what becomes of
+/// pending requests).
+pub struct Holder(pub Vec<RemoteReplyTo<Sum>>);
+impl Agent for Holder {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(
+            |h: &mut Holder, _: &mut Ctx<Holder>, r: RemoteRequest<Add, Sum>| {
+                h.0.push(r.into_parts().1)
+            },
+        )?;
+        Ok(())
+    }
+}
+
+/// Collects the replies of requests sent with `send_request`.
+pub struct Sink(pub Arc<Mutex<Vec<RemoteReply<Sum>>>>);
+impl Agent for Sink {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|s: &mut Sink, _: &mut Ctx<Sink>, r: RemoteReply<Sum>| {
+            s.0.lock().expect("lock").push(r)
+        })?;
+        Ok(())
+    }
 }
