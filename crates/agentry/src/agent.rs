@@ -3,6 +3,7 @@
 pub(crate) mod cell;
 mod ctx;
 mod define;
+pub(crate) mod event_priority;
 mod handlers;
 pub(crate) mod insend;
 pub(crate) mod restart;

@@ -77,6 +77,9 @@ pub(crate) struct Demand {
     generation: u32,
     pub(crate) limit: LimitSlot,
     pub(crate) kind: Kind,
+    /// The event priority of the message's subscription (0 = `P0`, the default; see
+    /// `disp/event_lanes.rs`). Lifecycle and control demands keep 0.
+    pub(crate) priority: u8,
     /// The mbox the message came through (the agent's own for lifecycle demands).
     pub(crate) source: MboxId,
     /// `Some` exactly for `Kind::MESSAGE`.
@@ -94,6 +97,7 @@ impl Demand {
         source: MboxId,
         payload: Payload,
         limit: LimitSlot,
+        priority: u8,
     ) -> Self {
         let (slot, generation) = target.into_parts();
         Demand {
@@ -101,6 +105,7 @@ impl Demand {
             generation,
             limit,
             kind: Kind::MESSAGE,
+            priority,
             source,
             payload: Some(payload),
         }
@@ -112,6 +117,7 @@ impl Demand {
         source: MboxId,
         revocable: Revocable,
         limit: LimitSlot,
+        priority: u8,
     ) -> Self {
         let (slot, generation) = target.into_parts();
         let payload = Some(Payload::new(revocable));
@@ -120,6 +126,7 @@ impl Demand {
             generation,
             limit,
             kind: Kind::REVOCABLE,
+            priority,
             source,
             payload,
         }
@@ -133,6 +140,7 @@ impl Demand {
             generation,
             limit: LimitSlot::NONE,
             kind: Kind::CONTROL,
+            priority: 0,
             source,
             payload: Some(control),
         }
@@ -155,6 +163,7 @@ impl Demand {
             generation,
             limit: LimitSlot::NONE,
             kind,
+            priority: 0,
             source,
             payload: None,
         }

@@ -23,6 +23,7 @@
 
 mod active_group;
 mod active_obj;
+mod event_lanes;
 mod local_queue;
 pub mod one_thread;
 mod prio_one_thread;

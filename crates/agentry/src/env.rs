@@ -21,7 +21,7 @@ mod builder;
 pub use builder::EnvBuilder;
 
 use crate::agent::Agent;
-use crate::agent::shared::AgentShared;
+use crate::agent::shared::{AgentShared, TypeRules};
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::{Coop, DeregReason, PanicReaction};
 use crate::demand::Demand;
@@ -317,7 +317,7 @@ impl EnvInner {
                 coop: id,
                 target: crate::slab::IncarnationRef::new(target),
                 queue: queue.clone(),
-                insend: parts.insend,
+                type_rules: TypeRules::new(parts.insend, parts.event_priorities),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
                 env: Arc::downgrade(self),

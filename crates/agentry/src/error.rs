@@ -56,6 +56,14 @@ pub enum DefineError {
         /// The message type.
         message: &'static str,
     },
+    /// Two different event priorities for the same (mbox, message type).
+    #[error("conflicting event priorities for {message} from {mbox}")]
+    ConflictingPriority {
+        /// The mbox.
+        mbox: MboxId,
+        /// The message type.
+        message: &'static str,
+    },
     /// A second `on_enter` or `on_exit` hook for the same state (a state has at most one of
     /// each; a second would silently replace the first).
     #[error("state `{state}` already has an {hook} hook")]

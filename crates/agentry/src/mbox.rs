@@ -93,7 +93,7 @@ impl Mbox {
         timeout: Duration,
     ) -> Result<R, RequestError> {
         if let Some(b) = self.0.live() {
-            let insend = b.insend.contains::<Request<Q, R>>();
+            let insend = b.has_insend::<Request<Q, R>>();
             if !insend && current_agent() == Some(b.id()) {
                 return Err(RequestError::SelfRequest);
             }

@@ -1,9 +1,11 @@
-//! Agent priorities, used by the priority dispatchers
-//! ([`PrioOneThreadDispatcher`](crate::disp::PrioOneThreadDispatcher)); other dispatchers
-//! ignore them.
+//! Priorities: of agents, used by the priority dispatchers
+//! ([`PrioOneThreadDispatcher`](crate::disp::PrioOneThreadDispatcher); other dispatchers
+//! ignore them), and of subscriptions — event priorities, honoured by every dispatcher inside
+//! the agent's queue ([`Define::event_priority`](crate::Define::event_priority)).
 
 /// One of eight priorities, `P0` (lowest, the default) to `P7` (highest). Set with
-/// [`Define::priority`](crate::Define::priority).
+/// [`Define::priority`](crate::Define::priority) (the agent's) and
+/// [`Define::event_priority`](crate::Define::event_priority) (a subscription's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Priority {

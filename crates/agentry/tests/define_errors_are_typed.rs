@@ -4,8 +4,8 @@
 mod common;
 
 use agentry::{
-    Agent, Ctx, Define, DefineError, Env, EnvHandle, HookKind, MultiMbox, Overload, RegisterError,
-    State,
+    Agent, Ctx, Define, DefineError, Env, EnvHandle, HookKind, MultiMbox, Overload, Priority,
+    RegisterError, State,
 };
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -29,6 +29,8 @@ enum Mistake {
     TooManyStates,
     EnterHookTwice,
     ExitHookTwice,
+    PriorityTwice,
+    MultiPriorityTwice,
 }
 
 struct Careless {
@@ -52,10 +54,16 @@ impl Agent for Careless {
             .on(|_: &mut Careless, _: &mut Ctx<Careless>, _: Msg| {})?;
         def.from(&topic)
             .filter(|_: &Msg| true)
+            .event_priority(Priority::P2)
             .on(|_: &mut Careless, _: &mut Ctx<Careless>, _: Arc<Msg>| {})?;
         def.from(&topic)
             .in_state(s)
+            .event_priority(Priority::P2)
             .on(|_: &mut Careless, _: &mut Ctx<Careless>, _: Arc<Msg>| {})?;
+        // Legal: the same event priority declared again; the own mbox and the multi mbox are
+        // different subscriptions.
+        def.event_priority::<Msg>(Priority::P5)?
+            .event_priority::<Msg>(Priority::P5)?;
         def.limit::<Msg>(10, Overload::Drop)?;
         def.limit::<Arc<Msg>>(10, Overload::Drop)?;
         def.initial_substate(s, s1)?;
@@ -81,6 +89,15 @@ impl Agent for Careless {
             }
             Mistake::ExitHookTwice => {
                 def.on_exit(s, |_: &mut Careless, _: &mut Ctx<Careless>| {})?;
+            }
+            Mistake::PriorityTwice => {
+                def.event_priority::<Msg>(Priority::P6)?;
+            }
+            Mistake::MultiPriorityTwice => {
+                def.from(&topic)
+                    .in_state(t)
+                    .event_priority(Priority::P3)
+                    .on(|_: &mut Careless, _: &mut Ctx<Careless>, _: Arc<Msg>| {})?;
             }
             Mistake::LimitTwice => {
                 def.limit::<Msg>(1, Overload::Drop)?;
@@ -214,6 +231,18 @@ fn duplicate_limit_and_filter() {
     match define_error(Mistake::FilterTwice) {
         DefineError::DuplicateFilter { message, .. } => assert!(message.ends_with("Msg")),
         other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_second_different_event_priority_for_one_subscription() {
+    for mistake in [Mistake::PriorityTwice, Mistake::MultiPriorityTwice] {
+        match define_error(mistake) {
+            DefineError::ConflictingPriority { message, .. } => {
+                assert!(message.ends_with("Msg"), "{mistake:?}: {message}");
+            }
+            other => panic!("{mistake:?}: {other:?}"),
+        }
     }
 }
 

@@ -140,6 +140,7 @@ pub(crate) trait DefinedAgent: Send {
 /// The parts of a definition that senders use.
 pub(crate) struct SenderParts {
     pub(crate) insend: super::insend::InsendTable,
+    pub(crate) event_priorities: super::event_priority::EventPriorities,
     pub(crate) limits: Vec<crate::limit::LimitEntry>,
     pub(crate) track_depth: bool,
     pub(crate) multi: Vec<super::define::MultiSubscriptionDef>,
@@ -191,6 +192,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
     fn take_sender_parts(&mut self) -> SenderParts {
         SenderParts {
             insend: std::mem::take(&mut self.def.insend),
+            event_priorities: std::mem::take(&mut self.def.event_priorities),
             limits: std::mem::take(&mut self.def.limits),
             track_depth: self.def.track_depth,
             multi: std::mem::take(&mut self.def.multi),

@@ -1,5 +1,6 @@
 //! `Define<A>`: an agent describes itself (states, subscriptions, limits) at registration.
 
+use super::event_priority::EventPriorities;
 use super::handlers::{HandlerTable, TypedHandler};
 use super::insend::{InsendCtx, InsendFn, InsendTable};
 use super::state::{Hook, State, StateTree};
@@ -55,6 +56,7 @@ pub struct Define<A: Agent> {
     pub(crate) states: StateTree<A>,
     pub(crate) table: HandlerTable<A>,
     pub(crate) insend: InsendTable,
+    pub(crate) event_priorities: EventPriorities,
     pub(crate) limits: Vec<LimitEntry>,
     pub(crate) multi: Vec<MultiSubscriptionDef>,
     pub(crate) initial: State,
@@ -71,6 +73,7 @@ impl<A: Agent> Define<A> {
             states: StateTree::new(),
             table: HandlerTable::new(),
             insend: InsendTable::default(),
+            event_priorities: EventPriorities::default(),
             limits: Vec::new(),
             multi: Vec::new(),
             initial: State::DEFAULT,
@@ -210,6 +213,7 @@ impl<A: Agent> Define<A> {
             def: self,
             mbox: mbox.clone(),
             states: Vec::new(),
+            priority: None,
         }
     }
 
@@ -232,6 +236,61 @@ impl<A: Agent> Define<A> {
     pub fn priority(&mut self, priority: Priority) -> &mut Self {
         self.priority = priority;
         self
+    }
+
+    /// The event priority of messages of type `M` sent to the agent's own mbox (default
+    /// `P0`): on every dispatcher, a queued message of a higher event priority is handled
+    /// before the queued messages of lower ones — inside the agent's queue (the agent's or
+    /// coop's queue on a thread pool, the lane of the agent's priority on a priority
+    /// dispatcher, the thread's queue on the one-thread dispatchers). Messages of one
+    /// priority keep their FIFO order; per-sender FIFO holds per priority only. The
+    /// priority holds in every state; for requests `M` is [`Request<Q, R>`](Request); an insend
+    /// handler's type ignores it. A second, different priority for `M` is
+    /// [`DefineError::ConflictingPriority`].
+    ///
+    /// ```
+    /// use agentry::{Agent, Ctx, Define, DefineError, Priority};
+    ///
+    /// struct Tick;
+    /// struct Cancel;
+    /// struct Trader;
+    ///
+    /// impl Agent for Trader {
+    ///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+    ///         def.event_priority::<Cancel>(Priority::P7)?
+    ///             .on(|_: &mut Trader, _: &mut Ctx<Trader>, _: Tick| {})?
+    ///             .on(|_: &mut Trader, _: &mut Ctx<Trader>, _: Cancel| {})?;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    pub fn event_priority<M: Send + 'static>(
+        &mut self,
+        priority: Priority,
+    ) -> Result<&mut Self, DefineError> {
+        let source = self.me.id();
+        self.declare_event_priority(
+            source,
+            TypeId::of::<M>(),
+            std::any::type_name::<M>(),
+            priority,
+        )?;
+        Ok(self)
+    }
+
+    fn declare_event_priority(
+        &mut self,
+        source: crate::ids::MboxId,
+        type_id: TypeId,
+        message: &'static str,
+        priority: Priority,
+    ) -> Result<(), DefineError> {
+        self.event_priorities
+            .declare(source, type_id, priority)
+            .map_err(|_| DefineError::ConflictingPriority {
+                mbox: source,
+                message,
+            })
     }
 
     /// What happens when one of this agent's handlers panics (default: the coop's reaction;
@@ -345,12 +404,19 @@ pub struct FromMulti<'d, A: Agent> {
     def: &'d mut Define<A>,
     mbox: MultiMbox,
     states: Vec<State>,
+    priority: Option<Priority>,
 }
 
 impl<'d, A: Agent> FromMulti<'d, A> {
     /// Handles the messages in `state` (repeatable; default: the default state).
     pub fn in_state(mut self, state: State) -> Self {
         self.states.push(state);
+        self
+    }
+
+    /// The event priority of this subscription's messages (see [`Define::event_priority`]).
+    pub fn event_priority(mut self, priority: Priority) -> Self {
+        self.priority = Some(priority);
         self
     }
 
@@ -401,6 +467,12 @@ impl<'d, A: Agent, T: Send + Sync + 'static> Filtered<'d, A, T> {
     /// Handles the messages in `state` too.
     pub fn in_state(mut self, state: State) -> Self {
         self.from.states.push(state);
+        self
+    }
+
+    /// The event priority of this subscription's messages (see [`Define::event_priority`]).
+    pub fn event_priority(mut self, priority: Priority) -> Self {
+        self.from.priority = Some(priority);
         self
     }
 
@@ -464,7 +536,12 @@ where
     T: Send + Sync + 'static,
     F: Fn(&mut A, &mut Ctx<A>, Arc<T>) + Send + 'static,
 {
-    let FromMulti { def, mbox, states } = from;
+    let FromMulti {
+        def,
+        mbox,
+        states,
+        priority,
+    } = from;
     let source = mbox.id();
     let message = std::any::type_name::<T>();
     let type_id = TypeId::of::<T>();
@@ -483,6 +560,9 @@ where
             mbox: source,
             message,
         });
+    }
+    if let Some(priority) = priority {
+        def.declare_event_priority(source, TypeId::of::<Arc<T>>(), message, priority)?;
     }
     let mut insend = None;
     match kind {

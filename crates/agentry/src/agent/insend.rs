@@ -67,9 +67,15 @@ impl InsendTable {
         true
     }
 
-    /// The message types with an insend handler.
+    /// The message types with an insend handler, sorted.
     pub(crate) fn type_ids(&self) -> Vec<TypeId> {
-        self.entries.iter().map(|(t, _)| *t).collect()
+        let mut ids: Vec<TypeId> = self.entries.iter().map(|(t, _)| *t).collect();
+        ids.sort();
+        ids
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     pub(crate) fn contains<M: 'static>(&self) -> bool {

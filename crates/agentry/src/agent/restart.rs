@@ -268,13 +268,20 @@ impl<A: Agent> Suspended<A> {
             .shared()
             .binding()
             .expect("invariant: a suspended agent is bound");
+        let (bound_insend, bound_priorities) = match &b.type_rules {
+            Some(rules) => (rules.insend.type_ids(), rules.priorities.sorted()),
+            None => (Vec::new(), Vec::new()),
+        };
         let mut insend = def.insend.type_ids();
-        let mut bound = b.insend.type_ids();
         insend.sort();
-        bound.sort();
-        if insend != bound || shape_of(&def.limits) != b.limits.shape() {
+        if insend != bound_insend
+            || def.event_priorities.sorted() != bound_priorities
+            || shape_of(&def.limits) != b.limits.shape()
+        {
             return Err(
-                "the new definition declares other insend handlers or message limits".into(),
+                "the new definition declares other insend handlers, event priorities \
+                 or message limits"
+                    .into(),
             );
         }
         Ok((agent, def))

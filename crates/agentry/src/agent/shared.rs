@@ -4,6 +4,7 @@
 //! A direct [`Mbox`](crate::Mbox) is an `Arc<AgentShared>`; it outlives the agent as a
 //! tombstone, so a send to a dead agent is refused and counted, never misdelivered.
 
+use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
 use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot, Revocable};
@@ -30,7 +31,8 @@ pub(crate) struct Binding {
     /// The agent's current incarnation.
     pub(crate) target: IncarnationRef,
     pub(crate) queue: EventQueue,
-    pub(crate) insend: InsendTable,
+    /// Insend handlers and event priorities; `None` when the agent declared neither.
+    pub(crate) type_rules: Option<Box<TypeRules>>,
     pub(crate) limits: LimitTable,
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) env: Weak<EnvInner>,
@@ -44,6 +46,29 @@ impl Binding {
     /// The id of the agent's current incarnation.
     pub(crate) fn id(&self) -> AgentId {
         self.target.load().id()
+    }
+
+    /// True if messages of type `M` to the agent's own mbox go to an insend handler.
+    pub(crate) fn has_insend<M: 'static>(&self) -> bool {
+        self.type_rules
+            .as_ref()
+            .is_some_and(|r| r.insend.contains::<M>())
+    }
+}
+
+/// What an agent declared per message type for its senders: insend handlers and event
+/// priorities. Most agents declare neither, so the binding holds it boxed and optional and
+/// the send path pays one pointer test for both.
+pub(crate) struct TypeRules {
+    pub(crate) insend: InsendTable,
+    pub(crate) priorities: EventPriorities,
+}
+
+impl TypeRules {
+    /// The rules, or `None` if there are none.
+    pub(crate) fn new(insend: InsendTable, priorities: EventPriorities) -> Option<Box<Self>> {
+        (!insend.is_empty() || !priorities.is_empty())
+            .then(|| Box::new(TypeRules { insend, priorities }))
     }
 }
 
@@ -142,13 +167,17 @@ impl AgentShared {
         let Some(b) = self.live() else {
             return Err(Refused::Gone(message));
         };
-        if let Some(handler) = b.insend.find::<P>() {
-            if timer.is_some_and(|t| !t.may_deliver()) {
-                self.revoked_insend::<P>(source);
+        let mut priority = 0;
+        if let Some(rules) = &b.type_rules {
+            if let Some(handler) = rules.insend.find::<P>() {
+                if timer.is_some_and(|t| !t.may_deliver()) {
+                    self.revoked_insend::<P>(source);
+                    return Ok(());
+                }
+                self.run_insend(b, handler, message);
                 return Ok(());
             }
-            self.run_insend(b, handler, message);
-            return Ok(());
+            priority = rules.priorities.of::<P>(source);
         }
         let limit = if b.limits.is_empty() {
             LimitSlot::NONE
@@ -161,7 +190,7 @@ impl AgentShared {
         };
         let target = b.target.load();
         let demand = match timer {
-            None => Demand::message(target, source, wrap(message), limit),
+            None => Demand::message(target, source, wrap(message), limit, priority),
             Some(token) => Demand::revocable(
                 target,
                 source,
@@ -170,6 +199,7 @@ impl AgentShared {
                     inner: wrap(message),
                 },
                 limit,
+                priority,
             ),
         };
         match b.queue.push(demand) {

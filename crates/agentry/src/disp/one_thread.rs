@@ -23,12 +23,20 @@
 //!   the lanes' local parts (a finish demand found there has passed both parts), then serves
 //!   the lanes strictly by priority or round-robin with per-priority quotas; choosing a lane
 //!   looks at eight flags at most — constant work per demand, no queue scan.
+//! - Event priorities (`event_lanes.rs`): a lane's local part is sorted by the priority of
+//!   each demand's subscription. A plain dispatcher keeps the two-part loop above until the
+//!   first raised demand is pushed (`raised`); from then on it serves like a strictly-ordered
+//!   one with a single lane: what other threads sent is moved into the local part (at least
+//!   every 32 demands served) and the highest event priority runs first. The finish barrier
+//!   is unchanged (a finish demand is `P0`, behind every raised demand taken in before it).
+//!   On the priority dispatchers the agent's priority picks the lane and the event priority
+//!   orders the demands inside it.
 //! - When idle, the worker spins briefly (crossbeam `Backoff`), then parks.
 //! - Closing (when the last handle and bound agent are gone, or at environment shutdown)
 //!   makes pushes fail; the worker finishes what is queued and exits. Demands pushed in the
 //!   race with closing are discarded and counted when the queue is dropped.
 
-use super::local_queue::LocalQueue;
+use super::event_lanes::EventLanes;
 use super::worker::{Observer, execute, execute_observed};
 use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
@@ -76,15 +84,16 @@ pub(crate) enum Policy {
 
 /// The queues of one priority.
 struct Lane {
-    /// Demands the worker sent to agents of its own dispatcher (worker thread only).
-    local: UnsafeCell<LocalQueue>,
+    /// Demands the worker sent to agents of its own dispatcher, and those it moved here from
+    /// `remote`, by event priority (worker thread only).
+    local: UnsafeCell<EventLanes>,
     remote: MpscQueue<Demand>,
 }
 
 impl Lane {
     fn new() -> Self {
         Lane {
-            local: UnsafeCell::new(LocalQueue::new()),
+            local: UnsafeCell::new(EventLanes::new()),
             remote: MpscQueue::new(),
         }
     }
@@ -101,6 +110,9 @@ pub(crate) struct Queue {
     local_len: AtomicUsize,
     parker: Parker,
     closed: AtomicBool,
+    /// Set (once) by the first push of a demand with a raised event priority: a plain
+    /// dispatcher then sorts what other threads send by priority (ground rules).
+    raised: AtomicBool,
     counters: Arc<EnvCounters>,
     /// Written only by the worker.
     handled: AtomicU64,
@@ -125,6 +137,7 @@ impl Queue {
             local_len: AtomicUsize::new(0),
             parker,
             closed: AtomicBool::new(false),
+            raised: AtomicBool::new(false),
             counters: Arc::clone(&inner.counters),
             handled: AtomicU64::new(0),
         }
@@ -140,6 +153,9 @@ impl Queue {
         if self.closed.load(Ordering::Acquire) {
             return Err(demand);
         }
+        if demand.priority != 0 {
+            self.note_raised();
+        }
         let lane = &self.lanes[usize::from(lane)];
         if SERVED_QUEUE.get() == self.address() {
             // SAFETY: the calling thread is the worker (ground rules); no other borrow of
@@ -150,6 +166,21 @@ impl Queue {
             self.parker.unpark();
         }
         Ok(())
+    }
+
+    /// Remembers that raised event priorities are in use (written once, read per demand).
+    #[cold]
+    #[inline(never)]
+    fn note_raised(&self) {
+        if !self.raised.load(Ordering::Relaxed) {
+            self.raised.store(true, Ordering::Release);
+        }
+    }
+
+    /// True once a demand with a raised event priority was pushed.
+    #[inline(always)]
+    fn raised(&self) -> bool {
+        self.raised.load(Ordering::Acquire)
     }
 
     /// The lane of an agent of priority `priority`.
@@ -259,8 +290,8 @@ impl Worker<'_> {
     /// One round of the queue's policy; false if nothing was queued.
     pub(super) fn serve(&mut self) -> bool {
         match &self.queue.policy {
-            Policy::Fifo => self.serve_fifo(),
-            Policy::Strict => self.pull_remote() | self.serve_strict(),
+            Policy::Fifo if !self.queue.raised() => self.serve_fifo(),
+            Policy::Fifo | Policy::Strict => self.pull_remote() | self.serve_strict(),
             Policy::RoundRobin(quotes) => self.pull_remote() | self.serve_round_robin(quotes),
         }
     }
@@ -284,11 +315,15 @@ impl Worker<'_> {
     }
 
     /// One lane: a batch from the local part, then a batch from the remote part, with the
-    /// finish barrier between the two.
+    /// finish barrier between the two. Stops at the first raised demand pushed meanwhile
+    /// (the next round sorts by event priority).
     fn serve_fifo(&mut self) -> bool {
         let lane = &self.queue.lanes[0];
         let mut worked = false;
         for _ in 0..BATCH {
+            if self.queue.raised() {
+                return worked;
+            }
             // SAFETY: this is the worker thread; the borrow ends before the demand runs.
             let Some(mut demand) = (unsafe { (*lane.local.get()).pop() }) else {
                 break;
@@ -303,6 +338,9 @@ impl Worker<'_> {
             self.run_demand(demand);
         }
         for _ in 0..BATCH {
+            if self.queue.raised() {
+                return worked;
+            }
             // SAFETY: single consumer (this thread).
             let Some(mut demand) = (unsafe { lane.remote.pop() }) else {
                 break;
@@ -611,8 +649,31 @@ impl Driver {
 
     /// Runs the next demand and reports it to `observer` (the testing kit). Demands are taken
     /// in the order of the FIFO policy — up to a batch from the local part, then up to a batch
-    /// from the remote part — with the finish barrier. False if nothing was queued.
+    /// from the remote part — with the finish barrier; once raised event priorities are in
+    /// use, in the order of `serve`'s prioritised policy. False if nothing was queued.
     pub(crate) fn step_observed<O: Observer>(&mut self, observer: &mut O) -> bool {
+        let next = if self.queue.raised() {
+            self.next_prioritized()
+        } else {
+            self.next_fifo()
+        };
+        let Some(demand) = next else {
+            return false;
+        };
+        // SAFETY: this thread serves the queue the demand was taken from.
+        unsafe { execute_observed(demand, &self.slab, &self.queue.counters, observer) };
+        self.handled += 1;
+        Worker {
+            queue: &self.queue,
+            slab: &self.slab,
+            handled: self.handled,
+        }
+        .publish();
+        true
+    }
+
+    /// The next demand `serve_fifo` would run, one at a time (the cursor keeps its place).
+    fn next_fifo(&mut self) -> Option<Demand> {
         let lane = &self.queue.lanes[0];
         let mut empty_parts = 0;
         loop {
@@ -627,7 +688,7 @@ impl Driver {
             let Some(mut demand) = next else {
                 empty_parts += 1;
                 if empty_parts == 2 {
-                    return false;
+                    return None;
                 }
                 self.cursor.turn();
                 continue;
@@ -649,16 +710,26 @@ impl Driver {
                 }
                 continue;
             }
-            // SAFETY: this thread serves the queue the demand was taken from.
-            unsafe { execute_observed(demand, &self.slab, &self.queue.counters, observer) };
-            self.handled += 1;
-            Worker {
-                queue: &self.queue,
-                slab: &self.slab,
-                handled: self.handled,
+            return Some(demand);
+        }
+    }
+
+    /// The next demand of the prioritised policy: what other threads sent joins the local
+    /// part, whose highest event priority goes first; a finish demand taken from the local
+    /// part passes the remote part first (finish barrier).
+    fn next_prioritized(&mut self) -> Option<Demand> {
+        let queue = Arc::clone(&self.queue);
+        let lane = &queue.lanes[0];
+        loop {
+            self.absorb_remote();
+            // SAFETY: this is the serving thread; the borrow ends before the demand runs.
+            let mut demand = unsafe { (*lane.local.get()).pop() }?;
+            if demand.kind == Kind::FINISH {
+                demand.kind = Kind::FINISH_NOW;
+                lane.remote.push(demand);
+                continue;
             }
-            .publish();
-            return true;
+            return Some(demand);
         }
     }
 

@@ -10,7 +10,9 @@
 //! - *Quoted round robin*: each round serves up to `quotes[p]` demands of lane `p`, highest
 //!   priority first: higher priorities get more turns but no lane starves.
 //!
-//! Each agent's demands stay in one lane, so per-sender FIFO holds as on `one_thread`.
+//! Each agent's demands stay in one lane, so per-sender FIFO holds as on `one_thread`. Inside a
+//! lane, event priorities ([`Define::event_priority`](crate::Define::event_priority)) order the
+//! demands: an agent's priority ranks first, its subscriptions' priorities second.
 
 use super::one_thread::{OneThreadDispatcher, Policy};
 use super::{BindScope, Binder, BinderKind, PreparedBinding};

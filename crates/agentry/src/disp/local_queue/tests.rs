@@ -11,6 +11,7 @@ fn demand(target: AgentRef, n: u64, marker: &Arc<()>) -> Demand {
         MboxId::next(),
         Payload::new((n, Arc::clone(marker))),
         LimitSlot::NONE,
+        0,
     )
 }
 

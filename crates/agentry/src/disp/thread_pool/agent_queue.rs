@@ -1,24 +1,48 @@
 //! The queue of one agent (or one coop, with FIFO per coop) served by a thread pool.
+//!
+//! Senders push into a lock-free MPSC queue. Once a demand with a raised event priority has
+//! been pushed (`raised`), the pool thread that runs the queue moves what is waiting into
+//! `sorted` (`disp/event_lanes.rs`) before each pop, so the highest event priority runs
+//! first; until then it pops the MPSC queue directly. A finish demand is `P0`: it runs after
+//! every raised demand pushed before it, which the move has already taken in.
 
 use super::pool::Pool;
 use crate::demand::Demand;
+use crate::disp::event_lanes::EventLanes;
 use crate::message::Undelivered;
 use crate::sync::mpsc::MpscQueue;
 use crate::sync::run_state::RunState;
+use std::cell::UnsafeCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Demands moved from the MPSC queue into `sorted` per pop, at most.
+const SORT_BATCH: usize = 256;
 
 /// Demands of one agent (or coop) plus its run state (`sync/run_state.rs`): a pool thread
 /// runs it only while it holds it, so its agents never run on two threads at once.
 pub(crate) struct AgentQueue {
     demands: MpscQueue<Demand>,
+    /// Set (once) by the first push of a demand with a raised event priority.
+    raised: AtomicBool,
+    /// Demands taken out of `demands`, by event priority (only the thread that holds the run
+    /// state touches it; allocated when `raised` is first seen).
+    sorted: UnsafeCell<Option<Box<EventLanes>>>,
     pub(super) state: RunState,
     pub(super) pool: Arc<Pool>,
 }
+
+// SAFETY: `sorted` is touched only by the pool thread that holds the run state (`pop`'s
+// contract) or through `&mut self`; the run state's transitions order one holder's accesses
+// before the next one's. Everything else is `Sync` on its own.
+unsafe impl Sync for AgentQueue {}
 
 impl AgentQueue {
     pub(super) fn new(pool: Arc<Pool>) -> Self {
         AgentQueue {
             demands: MpscQueue::new(),
+            raised: AtomicBool::new(false),
+            sorted: UnsafeCell::new(None),
             state: RunState::new(),
             pool,
         }
@@ -30,6 +54,9 @@ impl AgentQueue {
     pub(crate) fn push(self: &Arc<Self>, demand: Demand) -> Result<(), Demand> {
         if self.pool.is_closed() {
             return Err(demand);
+        }
+        if demand.priority != 0 && !self.raised.load(Ordering::Relaxed) {
+            self.raised.store(true, Ordering::Release);
         }
         self.demands.push(demand);
         if self.state.notify() {
@@ -45,8 +72,20 @@ impl AgentQueue {
     /// Only the pool thread that started this queue (`state.start()`) may call it, until it
     /// stops or pauses it.
     pub(super) unsafe fn pop(&self) -> Option<Demand> {
-        // SAFETY: the run state makes the calling thread the queue's only consumer.
-        unsafe { self.demands.pop() }
+        if !self.raised.load(Ordering::Acquire) {
+            // SAFETY: the run state makes the calling thread the queue's only consumer.
+            return unsafe { self.demands.pop() };
+        }
+        // SAFETY: as above; the run state also gives this thread `sorted` (ground rules).
+        let sorted = unsafe { &mut *self.sorted.get() }.get_or_insert_with(Box::default);
+        for _ in 0..SORT_BATCH {
+            // SAFETY: the run state makes the calling thread the queue's only consumer.
+            match unsafe { self.demands.pop() } {
+                Some(demand) => sorted.push(demand),
+                None => break,
+            }
+        }
+        sorted.pop()
     }
 
     /// True if a blocking wait on the calling thread for this queue's agents would never end.
@@ -57,6 +96,11 @@ impl AgentQueue {
 
 impl Drop for AgentQueue {
     fn drop(&mut self) {
+        if let Some(sorted) = self.sorted.get_mut() {
+            while let Some(d) = sorted.pop() {
+                d.discard(Undelivered::Shutdown, &self.pool.counters);
+            }
+        }
         // SAFETY: `&mut self`: no thread runs the queue any more.
         while let Some(d) = unsafe { self.demands.pop() } {
             d.discard(Undelivered::Shutdown, &self.pool.counters);

@@ -1,0 +1,282 @@
+//! Event priorities (`Define::event_priority`, `FromMulti::event_priority`): on every
+//! dispatcher, queued messages of a higher event priority are handled before the queued
+//! messages of lower ones; one priority keeps FIFO order; the finish demand still comes after
+//! every message queued before the deregistration; on a priority dispatcher the agent's
+//! priority ranks first and event priorities order the demands inside its lane; the
+//! deterministic test env honours them. (Two different priorities for one subscription are a
+//! typed error: `define_errors_are_typed.rs`.)
+
+mod common;
+
+use agentry::disp::{Binder, PrioOneThreadDispatcher};
+use agentry::testing::TestEnv;
+use agentry::{
+    Agent, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, MultiMbox, Priority,
+};
+use common::{Gate, gate, recv};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
+
+/// Default priority.
+struct Low(u32);
+/// `P2`.
+struct Mid(u32);
+/// `P6`.
+struct High(u32);
+/// Holds the agent in its handler (default priority).
+struct Hold;
+/// Asks for the log (default priority: it comes after everything queued before it).
+struct Report;
+/// Published on the topic (subscribed at `P7`).
+struct Alert(u32);
+
+/// Logs what it handles, in order; reports the log on `Report` and from `on_finish`.
+struct Recorder {
+    log: Vec<String>,
+    gate: Option<Gate>,
+    topic: Option<MultiMbox>,
+    agent_priority: Priority,
+    out: Sender<Vec<String>>,
+}
+
+impl Recorder {
+    fn new(gate: Option<Gate>, out: Sender<Vec<String>>) -> Self {
+        Recorder {
+            log: Vec::new(),
+            gate,
+            topic: None,
+            agent_priority: Priority::P0,
+            out,
+        }
+    }
+}
+
+impl Agent for Recorder {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.priority(self.agent_priority)
+            .event_priority::<Mid>(Priority::P2)?
+            .event_priority::<High>(Priority::P6)?;
+        def.on(|r: &mut Recorder, _: &mut Ctx<Recorder>, Low(n): Low| {
+            r.log.push(format!("low {n}"));
+        })?
+        .on(|r: &mut Recorder, _: &mut Ctx<Recorder>, Mid(n): Mid| {
+            r.log.push(format!("mid {n}"));
+        })?
+        .on(|r: &mut Recorder, _: &mut Ctx<Recorder>, High(n): High| {
+            r.log.push(format!("high {n}"));
+        })?
+        .on(|r: &mut Recorder, _: &mut Ctx<Recorder>, _: Hold| {
+            if let Some(g) = &r.gate {
+                g.pass();
+            }
+        })?
+        .on(|r: &mut Recorder, _: &mut Ctx<Recorder>, _: Report| {
+            let _ = r.out.send(std::mem::take(&mut r.log));
+        })?;
+        if let Some(topic) = self.topic.clone() {
+            def.from(&topic).event_priority(Priority::P7).on(
+                |r: &mut Recorder, _: &mut Ctx<Recorder>, a: Arc<Alert>| {
+                    r.log.push(format!("alert {}", a.0));
+                },
+            )?;
+        }
+        Ok(())
+    }
+    fn on_finish(&mut self, _: &mut Ctx<Self>) {
+        self.log.push("finish".into());
+        let _ = self.out.send(std::mem::take(&mut self.log));
+    }
+}
+
+fn env() -> Env {
+    Env::builder().autoshutdown(false).build().expect("env")
+}
+
+fn register(h: &EnvHandle, recorder: Recorder, binder: &Binder) -> (Mbox, agentry::CoopId) {
+    let mut coop = h.new_coop();
+    let mbox = coop.add_with(recorder, binder);
+    let id = h.register_coop(coop).expect("register recorder");
+    (mbox, id)
+}
+
+/// Sends a mix of priorities while the agent is held: `low i` for every i, `mid i` for every
+/// third, `high i` for every seventh.
+fn send_mix(to: &Mbox, n: u32) {
+    for i in 0..n {
+        to.send(Low(i));
+        if i % 3 == 0 {
+            to.send(Mid(i));
+        }
+        if i % 7 == 0 {
+            to.send(High(i));
+        }
+    }
+}
+
+/// The order `send_mix` must be handled in: by priority, FIFO within one.
+fn expected_mix(n: u32) -> Vec<String> {
+    let high = (0..n).filter(|i| i % 7 == 0).map(|i| format!("high {i}"));
+    let mid = (0..n).filter(|i| i % 3 == 0).map(|i| format!("mid {i}"));
+    let low = (0..n).map(|i| format!("low {i}"));
+    high.chain(mid).chain(low).collect()
+}
+
+#[test]
+fn raised_messages_overtake_queued_lower_ones_on_every_dispatcher() {
+    const N: u32 = 100;
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let (g, key) = gate();
+        let (out_tx, out) = mpsc::channel();
+        let (mbox, _) = register(h, Recorder::new(Some(g), out_tx), &disp.binder(0));
+        mbox.send(Hold);
+        key.wait_entered();
+        send_mix(&mbox, N);
+        mbox.send(Report);
+        key.open();
+        assert_eq!(recv(&out), expected_mix(N), "on {}", disp.name);
+        h.stop();
+    });
+}
+
+#[test]
+fn senders_on_the_agents_own_thread_are_ordered_by_priority_too() {
+    /// Sends the mix to the recorder from a handler (the dispatcher's own thread on the
+    /// one-thread dispatchers: the worker's local queue).
+    struct Feeder {
+        to: Mbox,
+    }
+    struct Go;
+    impl Agent for Feeder {
+        fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+            def.on(|f: &mut Feeder, _: &mut Ctx<Feeder>, _: Go| {
+                send_mix(&f.to, 40);
+                f.to.send(Report);
+            })?;
+            Ok(())
+        }
+    }
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let (out_tx, out) = mpsc::channel();
+        let mut coop = h.new_coop();
+        let to = coop.add_with(Recorder::new(None, out_tx), &disp.binder(0));
+        let feeder = coop.add_with(Feeder { to }, &disp.binder(1));
+        h.register_coop(coop).expect("register");
+        feeder.send(Go);
+        let log = recv(&out);
+        // The recorder may start on the sent messages before the feeder is done (parallel
+        // dispatchers): each priority keeps its order, and whatever was queued together is
+        // served by priority, so a `low` is never followed by a `high` it was queued behind
+        // unless it ran first.
+        for kind in ["high", "mid", "low"] {
+            let seen: Vec<u32> = log
+                .iter()
+                .filter_map(|e| e.strip_prefix(kind)?.trim().parse().ok())
+                .collect();
+            let want: Vec<u32> = expected_mix(40)
+                .iter()
+                .filter_map(|e| e.strip_prefix(kind)?.trim().parse().ok())
+                .collect();
+            assert_eq!(seen, want, "{kind} on {}", disp.name);
+        }
+        if disp.sharing != common::Sharing::Parallel {
+            // The recorder cannot run before the feeder's handler returns: all were queued
+            // together.
+            assert_eq!(log, expected_mix(40), "on {}", disp.name);
+        }
+        h.stop();
+    });
+}
+
+#[test]
+fn finish_comes_after_every_raised_message_queued_before_the_deregistration() {
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let (g, key) = gate();
+        let (out_tx, out) = mpsc::channel();
+        let (mbox, id) = register(h, Recorder::new(Some(g), out_tx), &disp.binder(0));
+        mbox.send(Hold);
+        key.wait_entered();
+        send_mix(&mbox, 30);
+        h.deregister_coop(id, DeregReason::Normal)
+            .expect("deregister");
+        key.open();
+        let mut want = expected_mix(30);
+        want.push("finish".into());
+        assert_eq!(recv(&out), want, "on {}", disp.name);
+        h.stop();
+    });
+}
+
+#[test]
+fn a_multi_mbox_subscription_carries_its_own_priority() {
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let topic = h.create_mbox();
+        let (g, key) = gate();
+        let (out_tx, out) = mpsc::channel();
+        let mut recorder = Recorder::new(Some(g), out_tx);
+        recorder.topic = Some(topic.clone());
+        let (mbox, _) = register(h, recorder, &disp.binder(0));
+        mbox.send(Hold);
+        key.wait_entered();
+        mbox.send(Low(0));
+        mbox.send(High(1));
+        topic.send(Alert(2));
+        mbox.send(Low(3));
+        topic.send(Alert(4));
+        mbox.send(Report);
+        key.open();
+        assert_eq!(
+            recv(&out),
+            ["alert 2", "alert 4", "high 1", "low 0", "low 3"],
+            "on {}",
+            disp.name
+        );
+        h.stop();
+    });
+}
+
+#[test]
+fn on_a_priority_dispatcher_the_agents_priority_ranks_before_event_priorities() {
+    let env = env();
+    let h = env.handle();
+    let prio = PrioOneThreadDispatcher::strictly_ordered(h, "prio").expect("dispatcher");
+    let (g, key) = gate();
+    let (urgent_tx, urgent_out) = mpsc::channel();
+    let (plain_tx, plain_out) = mpsc::channel();
+    let mut urgent = Recorder::new(Some(g), urgent_tx);
+    urgent.agent_priority = Priority::P1;
+    let (urgent, _) = register(h, urgent, &prio.binder());
+    let (plain, _) = register(h, Recorder::new(None, plain_tx), &prio.binder());
+    // Both agents share the thread; hold it inside the urgent agent.
+    urgent.send(Hold);
+    key.wait_entered();
+    // A `P6` event of a `P0` agent does not overtake a `P0` event of a `P1` agent...
+    plain.send(High(0));
+    plain.send(Report);
+    urgent.send(Low(1));
+    urgent.send(High(2));
+    urgent.send(Report);
+    key.open();
+    // ...so the urgent agent's lane empties first (its events by priority), then the plain
+    // agent's.
+    assert_eq!(recv(&urgent_out), ["high 2", "low 1"]);
+    assert_eq!(recv(&plain_out), ["high 0"]);
+    h.stop();
+}
+
+#[test]
+fn the_test_env_serves_event_priorities_in_order() {
+    let mut env = TestEnv::new().expect("test env");
+    let (out_tx, out) = mpsc::channel();
+    let mut coop = env.handle().new_coop();
+    let mbox = coop.add(Recorder::new(None, out_tx));
+    env.handle().register_coop(coop).expect("register");
+    env.run_until_idle().expect("start");
+    send_mix(&mbox, 20);
+    mbox.send(Report);
+    env.run_until_idle().expect("run");
+    assert_eq!(out.try_recv().expect("report"), expected_mix(20));
+}
