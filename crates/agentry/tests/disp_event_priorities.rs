@@ -136,6 +136,7 @@ fn raised_messages_overtake_queued_lower_ones_on_every_dispatcher() {
         key.open();
         assert_eq!(recv(&out), expected_mix(N), "on {}", disp.name);
         h.stop();
+        common::run_env(env);
     });
 }
 
@@ -166,26 +167,73 @@ fn senders_on_the_agents_own_thread_are_ordered_by_priority_too() {
         feeder.send(Go);
         let log = recv(&out);
         // The recorder may start on the sent messages before the feeder is done (parallel
-        // dispatchers): each priority keeps its order, and whatever was queued together is
-        // served by priority, so a `low` is never followed by a `high` it was queued behind
-        // unless it ran first.
+        // dispatchers): then each priority keeps its order.
+        let want = expected_mix(40);
         for kind in ["high", "mid", "low"] {
-            let seen: Vec<u32> = log
-                .iter()
-                .filter_map(|e| e.strip_prefix(kind)?.trim().parse().ok())
-                .collect();
-            let want: Vec<u32> = expected_mix(40)
-                .iter()
-                .filter_map(|e| e.strip_prefix(kind)?.trim().parse().ok())
-                .collect();
-            assert_eq!(seen, want, "{kind} on {}", disp.name);
+            assert_eq!(
+                numbers_of(&log, kind),
+                numbers_of(&want, kind),
+                "{kind} on {}",
+                disp.name
+            );
         }
         if disp.sharing != common::Sharing::Parallel {
             // The recorder cannot run before the feeder's handler returns: all were queued
             // together.
-            assert_eq!(log, expected_mix(40), "on {}", disp.name);
+            assert_eq!(log, want, "on {}", disp.name);
         }
         h.stop();
+        common::run_env(env);
+    });
+}
+
+/// The numbers of the `kind` entries of a log, in log order.
+fn numbers_of(log: &[String], kind: &str) -> Vec<u32> {
+    log.iter()
+        .filter_map(|e| e.strip_prefix(kind)?.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn while_the_agent_runs_each_priority_keeps_its_order_and_nothing_is_lost() {
+    // The agent handles while two threads send: queues switch between sorting and plain FIFO
+    // as raised messages come and go.
+    const N: u32 = 3_000;
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let (out_tx, out) = mpsc::channel();
+        let (mbox, _) = register(h, Recorder::new(None, out_tx), &disp.binder(0));
+        std::thread::scope(|s| {
+            s.spawn(|| send_mix(&mbox, N));
+            s.spawn(|| {
+                for i in 0..N {
+                    mbox.send(Mid(N + i));
+                }
+            });
+        });
+        mbox.send(Report);
+        let log = recv(&out);
+        let want = expected_mix(N);
+        for kind in ["high", "low"] {
+            assert_eq!(
+                numbers_of(&log, kind),
+                numbers_of(&want, kind),
+                "{kind} on {}",
+                disp.name
+            );
+        }
+        // Two senders of `mid`: each one's numbers in order, all of them there.
+        let mids = numbers_of(&log, "mid");
+        let (first, second): (Vec<u32>, Vec<u32>) = mids.iter().partition(|&&m| m < N);
+        assert_eq!(first, numbers_of(&want, "mid"), "mid on {}", disp.name);
+        assert_eq!(
+            second,
+            (N..2 * N).collect::<Vec<_>>(),
+            "mid on {}",
+            disp.name
+        );
+        h.stop();
+        common::run_env(env);
     });
 }
 
@@ -206,6 +254,7 @@ fn finish_comes_after_every_raised_message_queued_before_the_deregistration() {
         want.push("finish".into());
         assert_eq!(recv(&out), want, "on {}", disp.name);
         h.stop();
+        common::run_env(env);
     });
 }
 
@@ -235,6 +284,7 @@ fn a_multi_mbox_subscription_carries_its_own_priority() {
             disp.name
         );
         h.stop();
+        common::run_env(env);
     });
 }
 
@@ -265,6 +315,7 @@ fn on_a_priority_dispatcher_the_agents_priority_ranks_before_event_priorities() 
     assert_eq!(recv(&urgent_out), ["high 2", "low 1"]);
     assert_eq!(recv(&plain_out), ["high 0"]);
     h.stop();
+    common::run_env(env);
 }
 
 #[test]

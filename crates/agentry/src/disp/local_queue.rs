@@ -72,9 +72,16 @@ impl LocalQueue {
         }
     }
 
-    /// Number of demands queued.
+    /// Number of demands queued, in constant time: every block between the first and the
+    /// last is full.
     pub(crate) fn len(&self) -> usize {
-        self.blocks.iter().map(VecDeque::len).sum()
+        match (self.blocks.front(), self.blocks.back()) {
+            (Some(first), Some(last)) if self.blocks.len() > 1 => {
+                first.len() + last.len() + (self.blocks.len() - 2) * BLOCK
+            }
+            (Some(only), _) => only.len(),
+            _ => 0,
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {

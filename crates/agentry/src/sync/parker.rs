@@ -25,6 +25,7 @@ use super::UnsafeCell;
 use super::UnsafeCellExt;
 use super::atomic::{AtomicBool, Ordering, fence};
 use super::thread::{self, Thread};
+use std::time::Duration;
 
 /// One consumer's sleeping flag and thread handle (or wake callback).
 pub(crate) struct Parker {
@@ -80,6 +81,21 @@ impl Parker {
     pub(crate) fn park(&self, still_empty: impl FnOnce() -> bool) {
         if self.announce_sleep(still_empty) {
             thread::park();
+            self.end_sleep();
+        }
+    }
+
+    /// [`park`](Self::park), but returns after `timeout` at the latest (under loom, which has
+    /// no timed park, like `park`).
+    pub(crate) fn park_at_most(&self, still_empty: impl FnOnce() -> bool, timeout: Duration) {
+        if self.announce_sleep(still_empty) {
+            #[cfg(not(loom))]
+            std::thread::park_timeout(timeout);
+            #[cfg(loom)]
+            {
+                let _ = timeout;
+                thread::park();
+            }
             self.end_sleep();
         }
     }

@@ -36,11 +36,14 @@ fn fifo_across_many_blocks_and_back_to_empty() {
     let n = (3 * BLOCK + 7) as u64;
     for i in 0..n {
         q.push(demand(target, i, &marker));
+        assert_eq!(q.len() as u64, i + 1);
     }
     for i in 0..n {
         assert_eq!(number(q.pop().expect("queued")), i);
+        assert_eq!(q.len() as u64, n - i - 1);
     }
     assert!(q.is_empty() && q.pop().is_none());
+    assert_eq!(q.len(), 0);
     // Interleaved pushes and pops keep the order too.
     for round in 0..(2 * BLOCK as u64) {
         q.push(demand(target, round, &marker));

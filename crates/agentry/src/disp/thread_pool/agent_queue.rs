@@ -1,10 +1,11 @@
 //! The queue of one agent (or one coop, with FIFO per coop) served by a thread pool.
 //!
-//! Senders push into a lock-free MPSC queue. Once a demand with a raised event priority has
-//! been pushed (`raised`), the pool thread that runs the queue moves what is waiting into
-//! `sorted` (`disp/event_lanes.rs`) before each pop, so the highest event priority runs
-//! first; until then it pops the MPSC queue directly. A finish demand is `P0`: it runs after
-//! every raised demand pushed before it, which the move has already taken in.
+//! Senders push into a lock-free MPSC queue and count the demands with a raised event
+//! priority they push (`raised_queued`). While that count is 0 and nothing waits in `sorted`,
+//! the pool thread that runs the queue pops the MPSC queue directly. Otherwise it first moves
+//! what is waiting into `sorted` (`disp/event_lanes.rs`), so the highest event priority runs
+//! first, and pops from there until `sorted` is empty again. A finish demand is `P0`: it runs
+//! after every raised demand pushed before it, which the move has already taken in.
 
 use super::pool::Pool;
 use crate::demand::Demand;
@@ -14,7 +15,7 @@ use crate::sync::mpsc::MpscQueue;
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Demands moved from the MPSC queue into `sorted` per pop, at most.
 const SORT_BATCH: usize = 256;
@@ -23,10 +24,11 @@ const SORT_BATCH: usize = 256;
 /// runs it only while it holds it, so its agents never run on two threads at once.
 pub(crate) struct AgentQueue {
     demands: MpscQueue<Demand>,
-    /// Set (once) by the first push of a demand with a raised event priority.
-    raised: AtomicBool,
+    /// Demands with a raised event priority pushed into `demands` and not taken out yet
+    /// (counted before the push, so never below the true number).
+    raised_queued: AtomicUsize,
     /// Demands taken out of `demands`, by event priority (only the thread that holds the run
-    /// state touches it; allocated when `raised` is first seen).
+    /// state touches it; allocated when the first raised demand is seen).
     sorted: UnsafeCell<Option<Box<EventLanes>>>,
     pub(super) state: RunState,
     pub(super) pool: Arc<Pool>,
@@ -41,7 +43,7 @@ impl AgentQueue {
     pub(super) fn new(pool: Arc<Pool>) -> Self {
         AgentQueue {
             demands: MpscQueue::new(),
-            raised: AtomicBool::new(false),
+            raised_queued: AtomicUsize::new(0),
             sorted: UnsafeCell::new(None),
             state: RunState::new(),
             pool,
@@ -55,8 +57,8 @@ impl AgentQueue {
         if self.pool.is_closed() {
             return Err(demand);
         }
-        if demand.priority != 0 && !self.raised.load(Ordering::Relaxed) {
-            self.raised.store(true, Ordering::Release);
+        if demand.priority != 0 {
+            self.raised_queued.fetch_add(1, Ordering::Release);
         }
         self.demands.push(demand);
         if self.state.notify() {
@@ -72,20 +74,40 @@ impl AgentQueue {
     /// Only the pool thread that started this queue (`state.start()`) may call it, until it
     /// stops or pauses it.
     pub(super) unsafe fn pop(&self) -> Option<Demand> {
-        if !self.raised.load(Ordering::Acquire) {
+        // SAFETY: the run state gives the calling thread `sorted` (ground rules).
+        let sorted = unsafe { &mut *self.sorted.get() };
+        let sorting = sorted.as_ref().is_some_and(|s| !s.is_empty())
+            || self.raised_queued.load(Ordering::Acquire) != 0;
+        if !sorting {
             // SAFETY: the run state makes the calling thread the queue's only consumer.
-            return unsafe { self.demands.pop() };
+            return unsafe { self.take() };
         }
-        // SAFETY: as above; the run state also gives this thread `sorted` (ground rules).
-        let sorted = unsafe { &mut *self.sorted.get() }.get_or_insert_with(Box::default);
+        let sorted = sorted.get_or_insert_with(Box::default);
         for _ in 0..SORT_BATCH {
-            // SAFETY: the run state makes the calling thread the queue's only consumer.
-            match unsafe { self.demands.pop() } {
+            // SAFETY: as above.
+            match unsafe { self.take() } {
                 Some(demand) => sorted.push(demand),
                 None => break,
             }
         }
         sorted.pop()
+    }
+
+    /// The next demand of the MPSC queue, counted out of `raised_queued` if raised.
+    ///
+    /// # Safety
+    ///
+    /// As [`pop`](Self::pop).
+    #[inline(always)]
+    unsafe fn take(&self) -> Option<Demand> {
+        // SAFETY: the caller is the queue's only consumer (`pop`'s contract).
+        let next = unsafe { self.demands.pop() };
+        // Looked at in place: unwrapping and re-wrapping the `Option` would copy the demand
+        // through the stack in odd-sized pieces.
+        if next.as_ref().is_some_and(|d| d.priority != 0) {
+            self.raised_queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        next
     }
 
     /// True if a blocking wait on the calling thread for this queue's agents would never end.
