@@ -173,14 +173,17 @@ impl Queue {
     #[inline(never)]
     fn note_raised(&self) {
         if !self.raised.load(Ordering::Relaxed) {
-            self.raised.store(true, Ordering::Release);
+            self.raised.store(true, Ordering::Relaxed);
         }
     }
 
-    /// True once a demand with a raised event priority was pushed.
+    /// True once a demand with a raised event priority was pushed. Relaxed: the flag only
+    /// picks the serving policy (the demands travel through the queues, which synchronise),
+    /// and an acquire load per demand would keep the compiler from holding the worker's
+    /// state in registers across it.
     #[inline(always)]
     fn raised(&self) -> bool {
-        self.raised.load(Ordering::Acquire)
+        self.raised.load(Ordering::Relaxed)
     }
 
     /// The lane of an agent of priority `priority`.

@@ -58,7 +58,7 @@ impl AgentQueue {
             return Err(demand);
         }
         if demand.priority != 0 {
-            self.raised_queued.fetch_add(1, Ordering::Release);
+            self.raised_queued.fetch_add(1, Ordering::Relaxed);
         }
         self.demands.push(demand);
         if self.state.notify() {
@@ -77,7 +77,8 @@ impl AgentQueue {
         // SAFETY: the run state gives the calling thread `sorted` (ground rules).
         let sorted = unsafe { &mut *self.sorted.get() };
         let sorting = sorted.as_ref().is_some_and(|s| !s.is_empty())
-            || self.raised_queued.load(Ordering::Acquire) != 0;
+            // Relaxed: the count only picks the path; the demands synchronise through `demands`.
+            || self.raised_queued.load(Ordering::Relaxed) != 0;
         if !sorting {
             // SAFETY: the run state makes the calling thread the queue's only consumer.
             return unsafe { self.take() };
