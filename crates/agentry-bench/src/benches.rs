@@ -6,6 +6,7 @@
 //! modules declared `pub(crate)` here.
 
 mod agent_memory;
+mod event_priority;
 pub(crate) mod fan_in;
 mod idle;
 mod insend;
@@ -36,6 +37,7 @@ pub static BENCHES: &[BenchDef] = &[
     send_process::BENCH,
     insend::BENCH,
     state_change::BENCH,
+    event_priority::BENCH,
     random_send::BENCH,
     ring::BENCH,
     pingpong::BENCH,
