@@ -247,3 +247,33 @@ fn drop_after_partial_consumption_across_blocks() {
         assert_eq!(Arc::strong_count(&marker), 1);
     });
 }
+
+/// The thread pool's idle list in miniature: a producer *chooses* a parked (or parking)
+/// worker and counts on it to look for work, so the worker must wake even when it was chosen
+/// before it raised its sleeping flag and finds nothing to do (the work it was chosen for
+/// went to another worker). With the plain `unpark` (which skips a consumer not flagged as
+/// sleeping) loom finds the interleaving where it then sleeps forever.
+#[test]
+fn a_chosen_consumer_wakes_even_if_chosen_before_it_announced_its_sleep() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    model(|| {
+        let parker = Arc::new(Parker::new());
+        // SAFETY: this thread is the consumer, registered before it parks.
+        unsafe { parker.register_consumer() };
+        // The consumer is on the idle list before the producer looks (no spinning in a model).
+        let idle = Arc::new(AtomicBool::new(true));
+        let producer = {
+            let parker = Arc::clone(&parker);
+            let idle = Arc::clone(&idle);
+            thread::spawn(move || {
+                if idle.swap(false, Ordering::AcqRel) {
+                    parker.unpark_chosen();
+                }
+            })
+        };
+        // Nothing left to do: it may sleep, and must be woken — whether the producer chose it
+        // before, during or after its announcement.
+        parker.park(|| true);
+        producer.join().expect("producer");
+    });
+}

@@ -14,6 +14,13 @@
 //! - Only the producer that swaps `sleeping` from `true` to `false` unparks, so a batch of
 //!   sends costs at most one wake-up, and a running consumer costs producers one plain load.
 //! - `std::thread::park` keeps a token: an unpark that lands before the park is not lost.
+//! - A producer that has *chosen* a consumer to look for work (the thread pool removes it
+//!   from its idle list and counts it as searching) wakes it with
+//!   [`Parker::unpark_chosen`], which unparks the thread even if its sleeping flag is not up
+//!   yet; the token then ends its next park. (With `unpark`, a choice made just before the
+//!   consumer raised its flag was skipped; if the work went to another thread meanwhile, the
+//!   consumer slept while counted as searching, and no later producer woke anyone — a lost
+//!   wake-up found by a stress test and reproduced by loom.)
 //! - A consumer that blocks somewhere else (an event loop in `epoll_wait`) uses a parker with
 //!   a *wake callback* instead of a thread: it calls [`Parker::announce_sleep`] before
 //!   blocking and [`Parker::end_sleep`] after, and producers run the callback (which must
@@ -25,7 +32,6 @@ use super::UnsafeCell;
 use super::UnsafeCellExt;
 use super::atomic::{AtomicBool, Ordering, fence};
 use super::thread::{self, Thread};
-use std::time::Duration;
 
 /// One consumer's sleeping flag and thread handle (or wake callback).
 pub(crate) struct Parker {
@@ -85,21 +91,6 @@ impl Parker {
         }
     }
 
-    /// [`park`](Self::park), but returns after `timeout` at the latest (under loom, which has
-    /// no timed park, like `park`).
-    pub(crate) fn park_at_most(&self, still_empty: impl FnOnce() -> bool, timeout: Duration) {
-        if self.announce_sleep(still_empty) {
-            #[cfg(not(loom))]
-            std::thread::park_timeout(timeout);
-            #[cfg(loom)]
-            {
-                let _ = timeout;
-                thread::park();
-            }
-            self.end_sleep();
-        }
-    }
-
     /// The consumer is about to block: raises the sleeping flag, then re-checks with
     /// `still_empty`. True if it may block (producers will wake it); false if work arrived
     /// (the flag is lowered again).
@@ -114,6 +105,27 @@ impl Parker {
         }
         self.end_sleep();
         false
+    }
+
+    /// Wakes the consumer even if it has not announced its sleep yet: the thread's park token
+    /// then makes its next park return at once. For a producer that has *chosen* this
+    /// consumer and counts on it to look for work (the thread pool's idle list): with
+    /// [`unpark`](Self::unpark), a wake-up that arrives before the consumer raised its
+    /// sleeping flag is skipped, and if the work it was meant for is taken by another thread
+    /// meanwhile, the consumer sleeps while still counted as searching — every later producer
+    /// then trusts it and wakes nobody.
+    pub(crate) fn unpark_chosen(&self) {
+        if let Some(wake) = &self.callback {
+            wake();
+            return;
+        }
+        self.consumer.with(|c| {
+            // SAFETY: `consumer` was written once by `register_consumer` before the consumer
+            // could be chosen (it registers before it first parks), and is only read afterwards.
+            if let Some(t) = unsafe { &*c } {
+                t.unpark();
+            }
+        });
     }
 
     /// The consumer woke up (or decided not to block).

@@ -23,7 +23,6 @@ use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 thread_local! {
     /// The pool this thread works for, with its index and local deque.
@@ -43,15 +42,6 @@ struct Local {
 /// work scheduled from outside the pool is not starved by agents of the pool that keep each
 /// other (or themselves) busy — tokio's "global queue interval" plays the same role.
 const INJECTOR_INTERVAL: u32 = 61;
-
-/// The longest a parked worker sleeps before it looks at the ready queues again on its own.
-///
-/// A safety net, not the wake-up path (producers wake workers): a stress test
-/// (`disp_event_priorities.rs`, 2 cores, 2–4 workers, senders on other threads, then
-/// shutdown) showed, about once in 300 runs, a ready queue left with every worker parked —
-/// a lost wake-up whose cause is not found yet. With this bound it costs a delay instead of
-/// a hang. Ten wake-ups a second per idle worker stay far below the idle-CPU target.
-const PARK_RECHECK: Duration = Duration::from_millis(100);
 
 /// One pool's shared state.
 pub(crate) struct Pool {
@@ -181,7 +171,9 @@ impl Pool {
             chosen
         };
         if let Some(index) = chosen {
-            self.parkers[index].unpark();
+            // Counted as searching from now on, so it must wake even if it is only about to
+            // park (see `Parker::unpark_chosen`).
+            self.parkers[index].unpark_chosen();
         }
     }
 
@@ -259,8 +251,7 @@ impl Pool {
             idle.push(index);
             self.idle_count.fetch_add(1, Ordering::SeqCst);
         }
-        self.parkers[index]
-            .park_at_most(|| self.nothing_ready() && !self.is_closed(), PARK_RECHECK);
+        self.parkers[index].park(|| self.nothing_ready() && !self.is_closed());
         let mut idle = self.idle.lock();
         match idle.iter().position(|&i| i == index) {
             Some(pos) => {
