@@ -115,17 +115,9 @@ impl Parker {
     /// meanwhile, the consumer sleeps while still counted as searching — every later producer
     /// then trusts it and wakes nobody.
     pub(crate) fn unpark_chosen(&self) {
-        if let Some(wake) = &self.callback {
-            wake();
-            return;
-        }
-        self.consumer.with(|c| {
-            // SAFETY: `consumer` was written once by `register_consumer` before the consumer
-            // could be chosen (it registers before it first parks), and is only read afterwards.
-            if let Some(t) = unsafe { &*c } {
-                t.unpark();
-            }
-        });
+        // The producer chose the consumer from a list it entered under a lock, after it had
+        // registered: that lock orders the registration before this read.
+        self.wake();
     }
 
     /// The consumer woke up (or decided not to block).
@@ -138,17 +130,26 @@ impl Parker {
     pub(crate) fn unpark(&self) {
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::Relaxed) && self.sleeping.swap(false, Ordering::AcqRel) {
-            if let Some(wake) = &self.callback {
-                wake();
-                return;
-            }
-            self.consumer.with(|c| {
-                // SAFETY: `sleeping` was true, so the consumer registered itself before; the
-                // AcqRel swap synchronises with its SeqCst store, making the write visible.
-                if let Some(t) = unsafe { &*c } {
-                    t.unpark();
-                }
-            });
+            // `sleeping` was true, so the consumer registered itself before; the AcqRel swap
+            // synchronises with its store, making the registration visible.
+            self.wake();
         }
+    }
+
+    /// Runs the wake callback, or unparks the consumer thread. Callers make sure the
+    /// consumer's registration happened before (see `unpark` and `unpark_chosen`).
+    fn wake(&self) {
+        if let Some(wake) = &self.callback {
+            wake();
+            return;
+        }
+        self.consumer.with(|c| {
+            // SAFETY: `consumer` is written once, by `register_consumer`, before the consumer
+            // can be seen sleeping or be chosen; both callers synchronise with that write
+            // (contract above), and it is only read afterwards.
+            if let Some(t) = unsafe { &*c } {
+                t.unpark();
+            }
+        });
     }
 }
