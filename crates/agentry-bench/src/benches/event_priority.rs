@@ -4,10 +4,9 @@
 //! with no raised message (0 %), and checks the order: every raised message is handled before
 //! every normal one (all were queued before the first ran), each kind in send order.
 
-use super::support::{Placement, Tally, Timings, env, run, setup};
+use super::support::{Placement, SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, Priority};
-use std::time::Instant;
 
 pub static BENCH: BenchDef = BenchDef {
     id: "event_priority",
@@ -32,8 +31,7 @@ struct Prioritizer {
     next_normal: u64,
     next_urgent: u64,
     sum: Tally,
-    process_start: Option<Instant>,
-    timings: Timings,
+    clock: SendThenProcess,
 }
 
 impl Agent for Prioritizer {
@@ -46,17 +44,16 @@ impl Agent for Prioritizer {
 
     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
         let me: Mbox = ctx.mbox().clone();
-        let start = Instant::now();
-        for i in 0..self.n {
-            if self.every != 0 && i % self.every == 0 {
-                me.send(Urgent(i));
-            } else {
-                me.send(Normal(i));
+        let (n, every) = (self.n, self.every);
+        self.clock.send(|| {
+            for i in 0..n {
+                if every != 0 && i % every == 0 {
+                    me.send(Urgent(i));
+                } else {
+                    me.send(Normal(i));
+                }
             }
-        }
-        let sent = Instant::now();
-        self.timings.record(sent - start);
-        self.process_start = Some(sent);
+        });
     }
 }
 
@@ -84,8 +81,7 @@ impl Prioritizer {
         self.handled += 1;
         self.sum.add(i);
         if self.handled == self.n {
-            let start = self.process_start.expect("invariant: set in on_start");
-            self.timings.record(start.elapsed());
+            self.clock.processed();
             ctx.deregister_coop(DeregReason::Normal);
         }
     }
@@ -101,7 +97,7 @@ fn case(placement: Placement, n: u64, percent: u64) -> Case {
         .phase(PhaseSpec::msgs("process"))
         .runner(move || {
             let env = env()?;
-            let timings = Timings::default();
+            let clock = SendThenProcess::default();
             let sum = Tally::default();
             let out_of_order = Tally::default();
             let agent = Prioritizer {
@@ -113,8 +109,7 @@ fn case(placement: Placement, n: u64, percent: u64) -> Case {
                 next_normal: 0,
                 next_urgent: 0,
                 sum: sum.clone(),
-                process_start: None,
-                timings: timings.clone(),
+                clock: clock.clone(),
             };
             let binders = placement.binders(env.handle())?;
             let mut coop = env.handle().new_coop();
@@ -123,14 +118,14 @@ fn case(placement: Placement, n: u64, percent: u64) -> Case {
                 .register_coop(coop)
                 .map_err(setup("register"))?;
             let handle = run(env);
-            let t = timings.take(2)?;
+            let (send, process) = clock.take()?;
             verify_eq("sum of handled payloads", n * (n - 1) / 2, sum.get())?;
             verify_eq("messages out of priority order", 0, out_of_order.get())?;
             verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
             Ok::<_, BenchError>(
                 Sample::new()
-                    .phase("send", t[0], n)
-                    .phase("process", t[1], n),
+                    .phase("send", send, n)
+                    .phase("process", process, n),
             )
         })
 }

@@ -1,10 +1,9 @@
 //! `send_process` (SObjectizer 4.4 b3): one agent sends N messages to itself, then handles
 //! them all. Measures send and dispatch separately.
 
-use super::support::{Tally, Timings, env, run, setup};
+use super::support::{SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason};
-use std::time::Instant;
 
 pub static BENCH: BenchDef = BenchDef {
     id: "send_process",
@@ -19,8 +18,7 @@ struct SelfSender {
     n: u64,
     handled: u64,
     sum: Tally,
-    process_start: Option<Instant>,
-    timings: Timings,
+    clock: SendThenProcess,
 }
 
 impl Agent for SelfSender {
@@ -31,13 +29,12 @@ impl Agent for SelfSender {
 
     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
         let me = ctx.mbox().clone();
-        let start = Instant::now();
-        for i in 0..self.n {
-            me.send(Msg(i));
-        }
-        let sent = Instant::now();
-        self.timings.record(sent - start);
-        self.process_start = Some(sent);
+        let n = self.n;
+        self.clock.send(|| {
+            for i in 0..n {
+                me.send(Msg(i));
+            }
+        });
     }
 }
 
@@ -46,8 +43,7 @@ impl SelfSender {
         self.handled += 1;
         self.sum.add(i);
         if self.handled == self.n {
-            let start = self.process_start.expect("invariant: set in on_start");
-            self.timings.record(start.elapsed());
+            self.clock.processed();
             ctx.deregister_coop(DeregReason::Normal);
         }
     }
@@ -63,25 +59,24 @@ fn cases(scale: Scale) -> Vec<Case> {
             .phase(PhaseSpec::msgs("process").seed(485_593.0))
             .runner(move || {
                 let env = env()?;
-                let timings = Timings::default();
+                let clock = SendThenProcess::default();
                 let sum = Tally::default();
                 let agent = SelfSender {
                     n,
                     handled: 0,
                     sum: sum.clone(),
-                    process_start: None,
-                    timings: timings.clone(),
+                    clock: clock.clone(),
                 };
                 env.handle()
                     .register_agent(agent)
                     .map_err(setup("register"))?;
                 let handle = run(env);
-                let t = timings.take(2)?;
+                let (send, process) = clock.take()?;
                 verify_eq("sum of handled payloads", n * (n - 1) / 2, sum.get())?;
                 verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
                 Ok(Sample::new()
-                    .phase("send", t[0], n)
-                    .phase("process", t[1], n))
+                    .phase("send", send, n)
+                    .phase("process", process, n))
             }),
     ]
 }

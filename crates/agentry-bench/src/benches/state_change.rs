@@ -2,10 +2,9 @@
 //! it sends N messages to itself, then handles them, each handled message switching it to the
 //! next state (10 → 1 cyclic). Measures send and state-dependent dispatch.
 
-use super::support::{Tally, Timings, env, run, setup};
+use super::support::{SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason, State};
-use std::time::Instant;
 
 pub static BENCH: BenchDef = BenchDef {
     id: "state_change",
@@ -23,8 +22,7 @@ struct Cycler {
     states: Vec<State>,
     handled: u64,
     visits: [u64; STATES],
-    process_start: Option<Instant>,
-    timings: Timings,
+    clock: SendThenProcess,
     last_state: Tally,
     fair: Tally,
 }
@@ -42,8 +40,7 @@ impl Agent for Cycler {
                     ctx.change_state(a.states[(i + 1) % STATES])
                         .expect("invariant: own state");
                     if a.handled == a.n {
-                        let start = a.process_start.expect("invariant: set in on_start");
-                        a.timings.record(start.elapsed());
+                        a.clock.processed();
                         a.last_state.set(i as u64);
                         ctx.deregister_coop(DeregReason::Normal);
                     }
@@ -56,13 +53,12 @@ impl Agent for Cycler {
 
     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
         let me = ctx.mbox().clone();
-        let start = Instant::now();
-        for _ in 0..self.n {
-            me.send(Msg);
-        }
-        let sent = Instant::now();
-        self.timings.record(sent - start);
-        self.process_start = Some(sent);
+        let n = self.n;
+        self.clock.send(|| {
+            for _ in 0..n {
+                me.send(Msg);
+            }
+        });
     }
 
     fn on_finish(&mut self, _ctx: &mut Ctx<Self>) {
@@ -88,15 +84,14 @@ fn cases(scale: Scale) -> Vec<Case> {
             .phase(PhaseSpec::msgs("process").seed(76_583.0))
             .runner(move || {
                 let env = env()?;
-                let timings = Timings::default();
+                let clock = SendThenProcess::default();
                 let (last_state, fair) = (Tally::default(), Tally::default());
                 let agent = Cycler {
                     n,
                     states: Vec::new(),
                     handled: 0,
                     visits: [0; STATES],
-                    process_start: None,
-                    timings: timings.clone(),
+                    clock: clock.clone(),
                     last_state: last_state.clone(),
                     fair: fair.clone(),
                 };
@@ -104,7 +99,7 @@ fn cases(scale: Scale) -> Vec<Case> {
                     .register_agent(agent)
                     .map_err(setup("register"))?;
                 let handle = run(env);
-                let t = timings.take(2)?;
+                let (send, process) = clock.take()?;
                 verify_eq(
                     "state of the last handled message",
                     (n - 1) % STATES as u64,
@@ -113,8 +108,8 @@ fn cases(scale: Scale) -> Vec<Case> {
                 verify_eq("every state handled its share", 1, fair.get())?;
                 verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
                 Ok(Sample::new()
-                    .phase("send", t[0], n)
-                    .phase("process", t[1], n))
+                    .phase("send", send, n)
+                    .phase("process", process, n))
             }),
     ]
 }

@@ -54,6 +54,41 @@ pub(crate) fn run(env: Env) -> EnvHandle {
     handle
 }
 
+/// The two timed phases of a send-then-process workload (`send_process`, `state_change`,
+/// `event_priority`): the agent times its sends in `on_start`, then the processing up to its
+/// last message; the runner reads both from its clone once the environment has stopped.
+#[derive(Clone, Default)]
+pub(crate) struct SendThenProcess {
+    timings: Timings,
+    /// When the sends ended (the agent's copy only).
+    process_start: Option<Instant>,
+}
+
+impl SendThenProcess {
+    /// Runs the agent's sends and records how long they took; processing starts now.
+    pub(crate) fn send(&mut self, sends: impl FnOnce()) {
+        let start = Instant::now();
+        sends();
+        let sent = Instant::now();
+        self.timings.record(sent - start);
+        self.process_start = Some(sent);
+    }
+
+    /// The last message was handled: records the processing time.
+    pub(crate) fn processed(&self) {
+        let start = self
+            .process_start
+            .expect("invariant: the sends were timed in on_start");
+        self.timings.record(start.elapsed());
+    }
+
+    /// The runner's side: the send and process durations.
+    pub(crate) fn take(&self) -> Result<(Duration, Duration), BenchError> {
+        let t = self.timings.take(2)?;
+        Ok((t[0], t[1]))
+    }
+}
+
 /// A number recorded by agents (a count, a sum, a state index), read by the runner.
 #[derive(Clone, Default)]
 pub(crate) struct Tally(Arc<std::sync::atomic::AtomicU64>);
