@@ -13,9 +13,9 @@ use agentry::testing::TestEnv;
 use agentry::{
     Agent, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, MultiMbox, Priority,
 };
-use common::{Gate, gate, recv};
+use common::{Gate, GateKey, gate, recv};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 
 /// Default priority.
 struct Low(u32);
@@ -99,6 +99,31 @@ fn register(h: &EnvHandle, recorder: Recorder, binder: &Binder) -> (Mbox, agentr
     (mbox, id)
 }
 
+/// A recorder registered on `binder` (after `customise`) and held inside its `Hold` handler:
+/// what the test sends now waits in its queue until `key.open()`.
+struct Held {
+    mbox: Mbox,
+    coop: agentry::CoopId,
+    key: GateKey,
+    out: Receiver<Vec<String>>,
+}
+
+fn held(h: &EnvHandle, binder: &Binder, customise: impl FnOnce(&mut Recorder)) -> Held {
+    let (g, key) = gate();
+    let (out_tx, out) = mpsc::channel();
+    let mut recorder = Recorder::new(Some(g), out_tx);
+    customise(&mut recorder);
+    let (mbox, coop) = register(h, recorder, binder);
+    mbox.send(Hold);
+    key.wait_entered();
+    Held {
+        mbox,
+        coop,
+        key,
+        out,
+    }
+}
+
 /// Sends a mix of priorities while the agent is held: `low i` for every i, `mid i` for every
 /// third, `high i` for every seventh.
 fn send_mix(to: &Mbox, n: u32) {
@@ -126,15 +151,11 @@ fn raised_messages_overtake_queued_lower_ones_on_every_dispatcher() {
     const N: u32 = 100;
     common::on_every_dispatcher(env, |env, disp| {
         let h = env.handle();
-        let (g, key) = gate();
-        let (out_tx, out) = mpsc::channel();
-        let (mbox, _) = register(h, Recorder::new(Some(g), out_tx), &disp.binder(0));
-        mbox.send(Hold);
-        key.wait_entered();
-        send_mix(&mbox, N);
-        mbox.send(Report);
-        key.open();
-        assert_eq!(recv(&out), expected_mix(N), "on {}", disp.name);
+        let r = held(h, &disp.binder(0), |_| {});
+        send_mix(&r.mbox, N);
+        r.mbox.send(Report);
+        r.key.open();
+        assert_eq!(recv(&r.out), expected_mix(N), "on {}", disp.name);
         h.stop();
         common::run_env(env);
     });
@@ -241,18 +262,14 @@ fn while_the_agent_runs_each_priority_keeps_its_order_and_nothing_is_lost() {
 fn finish_comes_after_every_raised_message_queued_before_the_deregistration() {
     common::on_every_dispatcher(env, |env, disp| {
         let h = env.handle();
-        let (g, key) = gate();
-        let (out_tx, out) = mpsc::channel();
-        let (mbox, id) = register(h, Recorder::new(Some(g), out_tx), &disp.binder(0));
-        mbox.send(Hold);
-        key.wait_entered();
-        send_mix(&mbox, 30);
-        h.deregister_coop(id, DeregReason::Normal)
+        let r = held(h, &disp.binder(0), |_| {});
+        send_mix(&r.mbox, 30);
+        h.deregister_coop(r.coop, DeregReason::Normal)
             .expect("deregister");
-        key.open();
+        r.key.open();
         let mut want = expected_mix(30);
         want.push("finish".into());
-        assert_eq!(recv(&out), want, "on {}", disp.name);
+        assert_eq!(recv(&r.out), want, "on {}", disp.name);
         h.stop();
         common::run_env(env);
     });
@@ -263,22 +280,17 @@ fn a_multi_mbox_subscription_carries_its_own_priority() {
     common::on_every_dispatcher(env, |env, disp| {
         let h = env.handle();
         let topic = h.create_mbox();
-        let (g, key) = gate();
-        let (out_tx, out) = mpsc::channel();
-        let mut recorder = Recorder::new(Some(g), out_tx);
-        recorder.topic = Some(topic.clone());
-        let (mbox, _) = register(h, recorder, &disp.binder(0));
-        mbox.send(Hold);
-        key.wait_entered();
+        let r = held(h, &disp.binder(0), |r| r.topic = Some(topic.clone()));
+        let mbox = &r.mbox;
         mbox.send(Low(0));
         mbox.send(High(1));
         topic.send(Alert(2));
         mbox.send(Low(3));
         topic.send(Alert(4));
         mbox.send(Report);
-        key.open();
+        r.key.open();
         assert_eq!(
-            recv(&out),
+            recv(&r.out),
             ["alert 2", "alert 4", "high 1", "low 0", "low 3"],
             "on {}",
             disp.name
@@ -293,26 +305,21 @@ fn on_a_priority_dispatcher_the_agents_priority_ranks_before_event_priorities() 
     let env = env();
     let h = env.handle();
     let prio = PrioOneThreadDispatcher::strictly_ordered(h, "prio").expect("dispatcher");
-    let (g, key) = gate();
-    let (urgent_tx, urgent_out) = mpsc::channel();
     let (plain_tx, plain_out) = mpsc::channel();
-    let mut urgent = Recorder::new(Some(g), urgent_tx);
-    urgent.agent_priority = Priority::P1;
-    let (urgent, _) = register(h, urgent, &prio.binder());
     let (plain, _) = register(h, Recorder::new(None, plain_tx), &prio.binder());
     // Both agents share the thread; hold it inside the urgent agent.
-    urgent.send(Hold);
-    key.wait_entered();
+    let r = held(h, &prio.binder(), |r| r.agent_priority = Priority::P1);
+    let urgent = &r.mbox;
     // A `P6` event of a `P0` agent does not overtake a `P0` event of a `P1` agent...
     plain.send(High(0));
     plain.send(Report);
     urgent.send(Low(1));
     urgent.send(High(2));
     urgent.send(Report);
-    key.open();
+    r.key.open();
     // ...so the urgent agent's lane empties first (its events by priority), then the plain
     // agent's.
-    assert_eq!(recv(&urgent_out), ["high 2", "low 1"]);
+    assert_eq!(recv(&r.out), ["high 2", "low 1"]);
     assert_eq!(recv(&plain_out), ["high 0"]);
     h.stop();
     common::run_env(env);
