@@ -356,14 +356,18 @@ impl Acceptor {
                 }
             }
         }
+        // Counted before the channel can run (on another io thread): a client it has already
+        // served must find its connection counted.
+        self.shared.accepted.fetch_add(1, Ordering::Relaxed);
+        Counters::add(&self.counters.accepted, 1);
         match ctx.register_coop(coop) {
             Ok(_) => {
-                self.shared.accepted.fetch_add(1, Ordering::Relaxed);
-                Counters::add(&self.counters.accepted, 1);
                 tracing::debug!(%conn, %peer, "accepted");
             }
             Err(e) => {
                 // The channel was dropped with the coop: the socket is closed, the slot free.
+                self.shared.accepted.fetch_sub(1, Ordering::Relaxed);
+                Counters::sub(&self.counters.accepted, 1);
                 self.shared.accept_errors.fetch_add(1, Ordering::Relaxed);
                 Counters::add(&self.counters.accept_errors, 1);
                 tracing::warn!(%conn, %peer, error = %e, "cannot register the connection's coop");

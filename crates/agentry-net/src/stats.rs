@@ -37,6 +37,11 @@ impl Counters {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Takes back what [`add`](Self::add) counted ahead of an outcome that did not happen.
+    pub(crate) fn sub(counter: &AtomicU64, n: u64) {
+        counter.fetch_sub(n, Ordering::Relaxed);
+    }
+
     pub(crate) fn closed(&self, reason: &CloseReason) {
         Self::add(&self.closed[reason.kind_index()], 1);
     }
