@@ -26,7 +26,7 @@
 
 use agentry::{
     Agent, Coop, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
-    PanicReaction, RequestError,
+    PanicReaction, RequestError, UserError,
 };
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
@@ -67,7 +67,7 @@ impl Agent for Worker {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         if let Some(name) = self.child {
             let mut coop = ctx.child_coop();
             coop.add(Worker {
@@ -79,6 +79,7 @@ impl Agent for Worker {
             ctx.register_coop(coop)
                 .expect("our coop is registered and running");
         }
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {
@@ -99,7 +100,7 @@ impl Agent for Server {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         for (name, child) in [("worker-a", Some("worker-a/cache")), ("worker-b", None)] {
             let mut coop = ctx.child_coop();
             let mbox = coop.add(Worker {
@@ -115,6 +116,7 @@ impl Agent for Server {
                 .expect("our coop is registered and running");
             self.workers.push((name, mbox));
         }
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {

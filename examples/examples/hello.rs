@@ -8,7 +8,7 @@
 //! cargo run -p agentry-examples --example hello
 //! ```
 
-use agentry::{Agent, Ctx, Env, EnvStats};
+use agentry::{Agent, Ctx, Env, EnvStats, UserError};
 use std::io::Write;
 
 /// Greets `whom` on `out` when it starts, then stops the environment.
@@ -20,11 +20,12 @@ struct Greeter<W> {
 // An agent that handles no messages needs no `define`: the defaults of `Agent` do nothing.
 impl<W: Write + Send + 'static> Agent for Greeter<W> {
     /// Runs on the agent's dispatcher thread, before any message.
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         // A greeting that cannot be written has nowhere better to go.
         let _ = writeln!(self.out, "Hello, {}!", self.whom);
         // Returns at once; the environment deregisters every coop, then `run` returns.
         ctx.stop_env();
+        Ok(())
     }
 }
 

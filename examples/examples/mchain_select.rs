@@ -18,7 +18,9 @@
 //! ```
 
 use agentry::mchain::{Close, Handlers, Select};
-use agentry::{Agent, Ctx, Define, DefineError, Destination, Env, Mbox, Mchain, MultiMbox};
+use agentry::{
+    Agent, Ctx, Define, DefineError, Destination, Env, Mbox, Mchain, MultiMbox, UserError,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,11 +40,12 @@ struct Confirmed(u32);
 struct Market(MultiMbox);
 
 impl Agent for Market {
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         for price in [105, 99, 101, 97, 103, 95] {
             self.0.send(Quote(price));
         }
         self.0.send(MarketClosed);
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@
 //! cargo run -p agentry-examples --example ping_pong
 //! ```
 
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, UserError};
 use std::sync::mpsc::{self, Sender};
 
 /// Tells the ponger where to send its pongs.
@@ -44,9 +44,10 @@ impl Agent for Pinger {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         self.ponger.send(Introduce(ctx.mbox().clone()));
         self.ponger.send(Ping(1));
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {

@@ -16,7 +16,7 @@
 //! cargo run -p agentry-examples --example pubsub_filters
 //! ```
 
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, EnvStats, MultiMbox};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, EnvStats, MultiMbox, UserError};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
@@ -92,7 +92,7 @@ struct Sensor {
 }
 
 impl Agent for Sensor {
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let feed = ctx
             .env()
             .named_mbox(FEED)
@@ -103,6 +103,7 @@ impl Agent for Sensor {
         feed.send(SensorRebooted);
         // The subscribers handle every reading already queued before they finish.
         ctx.deregister_coop(DeregReason::Normal);
+        Ok(())
     }
 }
 

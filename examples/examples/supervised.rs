@@ -15,7 +15,7 @@
 //! ```
 
 use agentry::supervision::{Backoff, Strategy, Supervision};
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvStats, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Env, EnvStats, Mbox, UserError};
 use std::time::Duration;
 
 /// A line of input.
@@ -40,8 +40,9 @@ impl Agent for Parser {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         println!("parser #{} started as {}", self.incarnation, ctx.id());
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {

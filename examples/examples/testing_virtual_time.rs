@@ -19,7 +19,7 @@
 //! ```
 
 use agentry::testing::{Scenario, TestEnv, TestError, Trigger};
-use agentry::{Agent, Ctx, Define, DefineError, Mchain, State, TimerHandle};
+use agentry::{Agent, Ctx, Define, DefineError, Mchain, State, TimerHandle, UserError};
 use std::time::Duration;
 
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -76,8 +76,9 @@ impl Agent for Watchdog {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         self.arm(ctx);
+        Ok(())
     }
 }
 

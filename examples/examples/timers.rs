@@ -17,7 +17,7 @@
 //! cargo run -p agentry-examples --example timers
 //! ```
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvStats, Mchain, TimerHandle};
+use agentry::{Agent, Ctx, Define, DefineError, Env, EnvStats, Mchain, TimerHandle, UserError};
 use std::time::Duration;
 
 #[derive(Clone)]
@@ -42,13 +42,14 @@ impl Agent for Cook {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let me = ctx.mbox().clone();
         let ms = Duration::from_millis;
         self.stirring = Some(ctx.send_periodic(&me, ms(10), ms(10), Stir));
         self.alarm = Some(ctx.send_delayed(&me, Duration::from_secs(3600), Burnt));
         // Dropped at once: cancelled, never fires.
         drop(ctx.send_delayed(&me, ms(1), Never));
+        Ok(())
     }
 }
 

@@ -50,7 +50,7 @@ use crate::messages::{
 };
 use crate::reactor::{self, IoReady, Readiness};
 use crate::stats::Counters;
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, TimerHandle};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, TimerHandle, UserError};
 use mio::Interest;
 use mio::net::TcpStream;
 use std::cell::RefCell;
@@ -235,17 +235,18 @@ impl Agent for Channel {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let Some(counters) = reactor::counters() else {
             tracing::error!(conn = %self.conn, "a channel must run on an io dispatcher thread");
             self.fail_start(ctx, io::ErrorKind::Unsupported);
-            return;
+            return Ok(());
         };
         self.counters = counters;
         match self.origin {
             Origin::Accepted { peer, local, .. } => self.open_accepted(ctx, peer, local),
             Origin::Connect { addr, timeout } => self.start_connect(ctx, addr, timeout),
         }
+        Ok(())
     }
 
     fn on_finish(&mut self, ctx: &mut Ctx<Self>) {

@@ -30,6 +30,7 @@ use crate::stats::{Counters, ListenerStats};
 use agentry::disp::Binder;
 use agentry::{
     Agent, Coop, CoopId, Ctx, Define, DefineError, DeregReason, EnvHandle, Mbox, TimerHandle,
+    UserError,
 };
 use mio::Interest;
 use mio::net::TcpListener;
@@ -232,25 +233,26 @@ impl Agent for Acceptor {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let Some(counters) = reactor::counters() else {
             tracing::error!(addr = %self.shared.local, "an acceptor must run on an io thread");
             ctx.deregister_coop(DeregReason::Normal);
-            return;
+            return Ok(());
         };
         self.counters = counters;
         let Some(listener) = self.listener.as_mut() else {
-            return;
+            return Ok(());
         };
         match reactor::register(listener, Interest::READABLE, ctx.mbox()) {
             Ok(key) => self.key = Some(key),
             Err(e) => {
                 tracing::error!(addr = %self.shared.local, error = %e, "cannot register the listener");
                 ctx.deregister_coop(DeregReason::Normal);
-                return;
+                return Ok(());
             }
         }
         tracing::debug!(addr = %self.shared.local, "listening");
+        Ok(())
     }
 
     fn on_finish(&mut self, _ctx: &mut Ctx<Self>) {

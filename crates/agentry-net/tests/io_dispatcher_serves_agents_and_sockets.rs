@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, Env};
+use agentry::{Agent, Ctx, Define, DefineError, Env, UserError};
 use agentry_net::mio::Interest;
 use agentry_net::mio::net::UdpSocket;
 use agentry_net::reactor::{self, IoReady};
@@ -97,10 +97,11 @@ impl Agent for UdpSink {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         if let Some(socket) = self.socket.as_mut() {
             self.key = reactor::register(socket, Interest::READABLE, ctx.mbox()).ok();
         }
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {
@@ -160,7 +161,7 @@ fn fake_key() -> IoKey {
     let (tx, rx) = mpsc::channel();
     struct Probe(Sender<Option<IoKey>>);
     impl Agent for Probe {
-        fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+        fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
             let mut s = UdpSocket::bind(common::localhost()).expect("bound");
             let key = reactor::register(&mut s, Interest::READABLE, ctx.mbox()).ok();
             if let Some(k) = key {
@@ -168,6 +169,7 @@ fn fake_key() -> IoKey {
             }
             let _ = self.0.send(key);
             ctx.stop_env();
+            Ok(())
         }
     }
     let mut coop = env.handle().new_coop();

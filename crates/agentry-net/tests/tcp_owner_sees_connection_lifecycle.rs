@@ -5,7 +5,7 @@
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, UserError};
 use agentry_net::{
     Accepted, ChannelConfig, Close, CloseReason, Closed, ConnId, ConnOwner, Frame, Framing,
     IoDispatcher, ListenerConfig, SendBytes, SendFrame, reactor,
@@ -51,8 +51,9 @@ impl Agent for Session {
         Ok(())
     }
 
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.io_thread = reactor::io_thread_index();
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {

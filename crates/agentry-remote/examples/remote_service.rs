@@ -18,7 +18,7 @@
 //! requests without blocking, collects the replies and the notices, then tells the service
 //! to stop.
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle};
+use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, UserError};
 use agentry_remote::{Gateway, Registry, RemoteMbox, RemoteReply, RemoteRequest, RequestError};
 use serde::{Deserialize, Serialize};
 use std::process::{Child, Command, Stdio};
@@ -193,7 +193,7 @@ impl Agent for ClientWithEvents {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         for i in 0..REQUESTS {
             if let Err(e) = self.inner.calc.send_request::<Add, Sum>(
                 Add { a: i, b: 100 },
@@ -203,6 +203,7 @@ impl Agent for ClientWithEvents {
                 eprintln!("client: could not send: {e}");
             }
         }
+        Ok(())
     }
 }
 

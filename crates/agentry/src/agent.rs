@@ -15,27 +15,30 @@ pub use define::{Define, Filtered, FromMulti, InStates};
 pub use insend::InsendCtx;
 pub use state::State;
 
-use crate::error::DefineError;
+use crate::error::{DefineError, UserError};
 
 /// An agent: a user type whose handlers run one message at a time.
 ///
 /// Subscriptions, states and limits are declared in [`define`](Agent::define), called once
 /// when the agent's coop is registered (on the registering thread). Then `on_start` runs on
 /// the agent's dispatcher before any message, handlers run as messages arrive, and
-/// `on_finish` runs exactly once when the coop is deregistered.
+/// `on_finish` runs exactly once when the coop is deregistered. `define` and `on_start` may
+/// refuse with the agent's own error ([`DefineError::user`], [`UserError`]); either rolls
+/// the whole coop back (see [`EnvHandle::register_coop`](crate::EnvHandle::register_coop)).
 ///
 /// Handlers are `Fn(&mut Self, &mut Ctx<Self>, M)`; a method `fn on_ping(&mut self, ctx:
 /// &mut Ctx<Self>, m: Ping)` is one.
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Define, DefineError, Env};
+/// use agentry::{Agent, Ctx, Env, UserError};
 ///
 /// struct Hello;
 ///
 /// impl Agent for Hello {
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
 ///         println!("hello from {}", ctx.id());
 ///         ctx.stop_env();
+///         Ok(())
 ///     }
 /// }
 ///
@@ -50,9 +53,13 @@ pub trait Agent: Send + Sized + 'static {
         Ok(())
     }
 
-    /// Runs on the agent's dispatcher before any message.
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    /// Runs on the agent's dispatcher before any message. An error (or a panic) means the
+    /// agent cannot run: its coop is rolled back — no agent of it handles a message, the
+    /// agents that had started finish — and the registration reports the failure
+    /// ([`RegisterError::Start`](crate::RegisterError::Start)).
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let _ = ctx;
+        Ok(())
     }
 
     /// Runs once when the agent leaves (its coop is deregistered), before its on_exit hooks.

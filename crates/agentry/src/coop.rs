@@ -111,7 +111,7 @@ pub(crate) struct PendingAgent {
 /// [`EnvHandle::register_coop`](crate::EnvHandle::register_coop).
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
+/// use agentry::{UserError, Agent, Ctx, Define, DefineError, Env, Mbox};
 ///
 /// struct Ping(Mbox);
 /// struct Pong;
@@ -129,8 +129,9 @@ pub(crate) struct PendingAgent {
 ///         })?;
 ///         Ok(())
 ///     }
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
 ///         self.0.send(Ball(0, ctx.mbox().clone()));
+///         Ok(())
 ///     }
 /// }
 /// impl Agent for Pong {

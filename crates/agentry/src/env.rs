@@ -246,7 +246,13 @@ impl EnvInner {
                         source,
                     });
                 }
-                Err(_) => return Err(RegisterError::DefinePanicked { index, agent_type }),
+                Err(payload) => {
+                    return Err(RegisterError::DefinePanicked {
+                        index,
+                        agent_type,
+                        message: crate::error::panic_message(&*payload),
+                    });
+                }
             }
         }
 

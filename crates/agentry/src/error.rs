@@ -2,8 +2,152 @@
 
 use crate::ids::{CoopId, MboxId, WatchId};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
+
+/// An application's own error, returned by an agent's [`define`](crate::Agent::define) (as
+/// [`DefineError::User`]) or [`on_start`](crate::Agent::on_start) to say why it cannot run.
+///
+/// Any `std::error::Error + Send + Sync + 'static` converts into it, so `?` works in
+/// `on_start`; [`UserError::msg`] makes one from text. The original error stays reachable
+/// ([`downcast_ref`](Self::downcast_ref), [`as_error`](Self::as_error)) and is the `source()`
+/// of the registration error that reports it.
+///
+/// Like `anyhow::Error`, it does not implement `std::error::Error` itself (that would make
+/// the blanket conversion overlap with `From<T> for T`).
+///
+/// ```
+/// use agentry::{Agent, Ctx, Env, RegisterError, StartFailure, UserError};
+///
+/// struct NeedsConfig;
+/// impl Agent for NeedsConfig {
+///     fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
+///         let text = std::fs::read_to_string("/nonexistent/agentry.toml")?;
+///         println!("{text}");
+///         Ok(())
+///     }
+/// }
+///
+/// let env = Env::new().expect("env");
+/// let err = env.handle().register_agent(NeedsConfig).unwrap_err();
+/// let RegisterError::Start { failure: StartFailure::Error(e), .. } = err else { panic!("{err}") };
+/// assert!(e.downcast_ref::<std::io::Error>().is_some());
+/// ```
+#[derive(Clone)]
+pub struct UserError(Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl UserError {
+    /// Wraps an error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        UserError(Arc::new(error))
+    }
+
+    /// An error that is just a message.
+    pub fn msg(message: impl fmt::Display) -> Self {
+        UserError(Arc::new(Message(message.to_string())))
+    }
+
+    /// The error, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+
+    /// The wrapped error.
+    pub fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for UserError {
+    fn from(error: E) -> Self {
+        UserError::new(error)
+    }
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Debug for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+/// Two user errors are equal when they are the same error or say the same thing (so that
+/// errors holding them can be compared in tests).
+impl PartialEq for UserError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for UserError {}
+
+/// The error behind [`UserError::msg`].
+#[derive(Debug)]
+struct Message(String);
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Message {}
+
+/// Why an agent's `on_start` failed. Its `source()` is the agent's own error, if it returned
+/// one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StartFailure {
+    /// It returned this error.
+    Error(UserError),
+    /// It (or a hook of its initial state) panicked with this message.
+    Panicked(String),
+}
+
+impl fmt::Display for StartFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartFailure::Error(e) => write!(f, "on_start failed: {e}"),
+            StartFailure::Panicked(message) => write!(f, "on_start panicked: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for StartFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StartFailure::Error(e) => Some(e.as_error()),
+            StartFailure::Panicked(_) => None,
+        }
+    }
+}
+
+impl StartFailure {
+    /// The user's error, if `on_start` returned one.
+    pub fn user_error(&self) -> Option<&UserError> {
+        match self {
+            StartFailure::Error(e) => Some(e),
+            StartFailure::Panicked(_) => None,
+        }
+    }
+}
+
+/// The message of a caught panic (its payload, when it is a string).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic payload that is not a string)".to_owned()
+    }
+}
 
 /// A mistake in an agent's definition (subscriptions, states, limits).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -73,6 +217,17 @@ pub enum DefineError {
         /// The state's name.
         state: String,
     },
+    /// The agent's own reason not to run ([`DefineError::user`]).
+    #[error("{0}")]
+    User(UserError),
+}
+
+impl DefineError {
+    /// The agent refuses to be registered, for its own reason:
+    /// `Err(DefineError::user(e))`, or `.map_err(DefineError::user)?`.
+    pub fn user(error: impl Into<UserError>) -> Self {
+        DefineError::User(error.into())
+    }
 }
 
 /// The kind of a state hook, in [`DefineError::DuplicateHook`].
@@ -121,12 +276,27 @@ pub enum RegisterError {
         source: DefineError,
     },
     /// An agent's `define` panicked.
-    #[error("agent #{index} ({agent_type}) panicked in define")]
+    #[error("agent #{index} ({agent_type}) panicked in define: {message}")]
     DefinePanicked {
         /// Position of the agent in the coop.
         index: usize,
         /// The agent's Rust type.
         agent_type: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+    /// An agent's `on_start` failed (returned an error or panicked). The coop was rolled
+    /// back: none of its agents handled a message, and those that had started finished
+    /// (`on_finish` ran) before this was returned.
+    #[error("agent #{index} ({agent_type}) failed to start: {failure}")]
+    Start {
+        /// Position of the agent in the coop.
+        index: usize,
+        /// The agent's Rust type.
+        agent_type: &'static str,
+        /// What went wrong.
+        #[source]
+        failure: StartFailure,
     },
     /// The coop's supervision is wrong (see [`SupervisionError`]).
     #[error("invalid supervision: {0}")]

@@ -137,8 +137,8 @@ pub use crate::{
     env::{Env, EnvBuilder, EnvHandle, StopGuard, StopGuardId},
     error::{
         BindError, BuildError, ChainSendError, DefineError, DeregisterError, HookKind, MchainError,
-        NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StateError,
-        StepFailure, StopGuardError, TestError, TryRecvError,
+        NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StartFailure,
+        StateError, StepFailure, StopGuardError, TestError, TryRecvError, UserError,
     },
     error::{SupervisionError, TraceError, WatchError},
     ids::{AgentId, CoopId, MboxId, WatchId},

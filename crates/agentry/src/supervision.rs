@@ -43,7 +43,7 @@
 //!
 //! ```
 //! use agentry::supervision::{Strategy, Supervision};
-//! use agentry::{Agent, Ctx, Define, DefineError, Env};
+//! use agentry::{Agent, Ctx, Define, DefineError, Env, UserError};
 //! use std::sync::Arc;
 //! use std::sync::atomic::{AtomicU32, Ordering};
 //!
@@ -58,8 +58,9 @@
 //!         })?;
 //!         Ok(())
 //!     }
-//!     fn on_start(&mut self, _: &mut Ctx<Self>) {
+//!     fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
 //!         self.0.fetch_add(1, Ordering::SeqCst);
+//!         Ok(())
 //!     }
 //! }
 //!

@@ -27,7 +27,7 @@
 //!   reason, so a late watch of an agent gets the real one.
 //!
 //! ```
-//! use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, ExitReason, Mbox, Terminated};
+//! use agentry::{UserError, Agent, Ctx, Define, DefineError, DeregReason, Env, ExitReason, Mbox, Terminated};
 //!
 //! struct Worker;
 //! impl Agent for Worker {}
@@ -42,9 +42,10 @@
 //!         })?;
 //!         Ok(())
 //!     }
-//!     fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+//!     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
 //!         ctx.watch(&self.worker).expect("a registered agent can be watched");
 //!         ctx.env().deregister_coop(self.worker_coop, DeregReason::Normal).expect("registered");
+//!         Ok(())
 //!     }
 //! }
 //!

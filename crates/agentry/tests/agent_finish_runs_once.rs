@@ -6,7 +6,7 @@ mod common;
 
 use agentry::disp::Binder;
 use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::{Agent, CoopId, Ctx, DeregReason, DeregisterError, Env, EnvHandle};
+use agentry::{Agent, CoopId, Ctx, DeregReason, DeregisterError, Env, EnvHandle, UserError};
 use common::{Log, recv, run_env};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -20,8 +20,9 @@ struct Counted {
 }
 
 impl Agent for Counted {
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.starts[self.index].fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
     fn on_finish(&mut self, _: &mut Ctx<Self>) {
         assert_eq!(self.starts[self.index].load(Ordering::SeqCst), 1);
@@ -201,8 +202,9 @@ struct Lifecycle {
     log: Log,
 }
 impl Agent for Lifecycle {
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.log.push("start");
+        Ok(())
     }
     fn on_finish(&mut self, _: &mut Ctx<Self>) {
         self.log.push("finish");

@@ -5,7 +5,7 @@ mod common;
 
 use agentry::{
     Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
-    MultiMbox, RegisterError, SendError,
+    MultiMbox, RegisterError, SendError, UserError,
 };
 use common::{EXPECTED, gate, quiet_expected_panics, recv, run_env};
 use std::sync::Arc;
@@ -46,9 +46,10 @@ impl Agent for Member {
         }
         Ok(())
     }
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.started.fetch_add(1, Ordering::SeqCst);
         let _ = self.started_tx.send(self.tag);
+        Ok(())
     }
 }
 

@@ -7,7 +7,7 @@
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, MultiMbox};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, MultiMbox, UserError};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -21,13 +21,14 @@ struct Greeter {
 }
 
 impl Agent for Greeter {
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         self.topic.send(Hi);
         self.last_sibling
             .get()
             .expect("wired before registration")
             .send(Hi);
         ctx.deregister_coop(DeregReason::Normal);
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Basic usage: two agents of one coop play ping-pong until one stops the environment.
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, UserError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,8 +27,9 @@ impl Agent for Pinger {
         })?;
         Ok(())
     }
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         self.pong.send(Ping(0, ctx.mbox().clone()));
+        Ok(())
     }
 }
 

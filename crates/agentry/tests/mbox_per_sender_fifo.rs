@@ -7,7 +7,7 @@ mod common;
 
 use agentry::disp::one_thread::OneThreadDispatcher;
 use agentry::disp::thread_pool::ThreadPoolDispatcher;
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, MultiMbox};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, MultiMbox, UserError};
 use common::{recv, wait_until};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -89,8 +89,9 @@ impl Agent for Burster {
         })?;
         Ok(())
     }
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         ctx.mbox().send(Burst);
+        Ok(())
     }
 }
 

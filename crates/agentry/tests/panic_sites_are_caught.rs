@@ -8,7 +8,7 @@ mod common;
 use agentry::limit::Transformed;
 use agentry::{
     Agent, Coop, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
-    MultiMbox, Overload, PanicReaction, State,
+    MultiMbox, Overload, PanicReaction, State, UserError,
 };
 use common::{EXPECTED, Gate, gate, quiet_expected_panics, recv, wait_stats};
 use std::panic::AssertUnwindSafe;
@@ -72,10 +72,11 @@ impl Agent for Faulty {
         }
         Ok(())
     }
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         if self.site == Site::OnStart {
             panic!("{EXPECTED}: on_start");
         }
+        Ok(())
     }
     fn on_finish(&mut self, _: &mut Ctx<Self>) {
         if self.site == Site::OnFinish {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, State, StateError};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, State, StateError, UserError};
 use common::recv;
 use std::sync::mpsc::{self, Sender};
 
@@ -90,12 +90,13 @@ impl Agent for Switcher {
             })?;
         Ok(())
     }
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         if self.start_in_y {
             ctx.change_state(self.state("y")).expect("known");
             let still = self.name(ctx.state());
             self.log.push(format!("on_start: still {still}"));
         }
+        Ok(())
     }
 }
 

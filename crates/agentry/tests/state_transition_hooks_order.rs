@@ -7,7 +7,9 @@
 
 mod common;
 
-use agentry::{Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, Mbox, State};
+use agentry::{
+    Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, Mbox, State, UserError,
+};
 use common::recv;
 use std::sync::mpsc::{self, Sender};
 
@@ -121,9 +123,10 @@ impl Agent for Machine {
             .on_request(|m: &mut Machine, ctx: &mut Ctx<Machine>, _: Where| m.which(ctx.state()))?;
         Ok(())
     }
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let here = name(self.which(ctx.state()));
         self.log.push(format!("on_start in {here}"));
+        Ok(())
     }
     fn on_finish(&mut self, ctx: &mut Ctx<Self>) {
         let here = name(self.which(ctx.state()));

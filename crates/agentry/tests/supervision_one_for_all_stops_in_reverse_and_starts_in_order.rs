@@ -8,7 +8,7 @@ mod common;
 
 use agentry::disp::ActiveObjDispatcher;
 use agentry::supervision::{Child, Strategy, Supervision};
-use agentry::{Agent, Coop, Ctx, Env};
+use agentry::{Agent, Coop, Ctx, Env, UserError};
 use common::supervised::{Boom, which, worker};
 use common::{Log, quiet_expected_panics, wait_until};
 
@@ -19,8 +19,9 @@ struct Member {
 }
 
 impl Agent for Member {
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.log.push(format!("start coop#{}", self.incarnation));
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {

@@ -3,7 +3,7 @@
 //! time.
 
 use agentry::testing::TestEnv;
-use agentry::{Agent, BuildError, Ctx, Define, DefineError, Mchain};
+use agentry::{Agent, BuildError, Ctx, Define, DefineError, Mchain, UserError};
 use std::thread::ThreadId;
 
 /// Reports each number it gets, with the thread that ran the handler.
@@ -17,8 +17,9 @@ impl Agent for Echo {
         Ok(())
     }
 
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.0.send("started");
+        Ok(())
     }
 }
 

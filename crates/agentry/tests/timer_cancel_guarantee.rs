@@ -10,7 +10,9 @@
 mod common;
 
 use agentry::testing::TestEnv;
-use agentry::{Agent, Clock, Ctx, Define, DefineError, Env, InsendCtx, ManualClock, Mbox};
+use agentry::{
+    Agent, Clock, Ctx, Define, DefineError, Env, InsendCtx, ManualClock, Mbox, UserError,
+};
 use common::{DEADLINE, Gate, GateKey, gate};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -154,9 +156,10 @@ fn a_handler_may_cancel_its_own_periodic_timer() {
             def.on_request(|a: &mut SelfStopping, _: &mut Ctx<SelfStopping>, _: Count| a.ticks)?;
             Ok(())
         }
-        fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+        fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
             let me = ctx.mbox().clone();
             self.timer = Some(ctx.send_periodic(&me, MS, MS, Tick));
+            Ok(())
         }
     }
     let mut env = TestEnv::new().expect("test env");

@@ -10,7 +10,7 @@
 use super::support::{Tally, env, setup};
 use crate::harness::rss::current_rss_bytes;
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError};
+use agentry::{Agent, Ctx, Define, DefineError, UserError};
 use std::time::{Duration, Instant};
 
 pub static BENCH: BenchDef = BenchDef {
@@ -34,8 +34,9 @@ impl Agent for Idle {
         Ok(())
     }
 
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.started.add(1);
+        Ok(())
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::support::{Placement, SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, Priority};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, Priority, UserError};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "event_priority",
@@ -42,7 +42,7 @@ impl Agent for Prioritizer {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let me: Mbox = ctx.mbox().clone();
         let (n, every) = (self.n, self.every);
         self.clock.send(|| {
@@ -54,6 +54,7 @@ impl Agent for Prioritizer {
                 }
             }
         });
+        Ok(())
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::support::{Timings, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, InsendCtx};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, InsendCtx, UserError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -33,7 +33,7 @@ impl Agent for InsendAgent {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let me = ctx.mbox().clone();
         let start = Instant::now();
         for i in 0..self.n {
@@ -41,6 +41,7 @@ impl Agent for InsendAgent {
         }
         self.timings.record(start.elapsed());
         ctx.deregister_coop(DeregReason::Normal);
+        Ok(())
     }
 }
 

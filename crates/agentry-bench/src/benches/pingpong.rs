@@ -4,7 +4,7 @@
 
 use super::support::{Finish, Placement, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Mbox, UserError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,12 +42,13 @@ impl Agent for Pinger {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         self.ponger.send(Peer(ctx.mbox().clone()));
         self.finish
             .start()
             .expect("invariant: only the pinger starts the clock, once");
         self.ponger.send(Ping);
+        Ok(())
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::support::{Tally, Timings, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Mbox, UserError};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -42,13 +42,14 @@ struct Driver {
 }
 
 impl Agent for Driver {
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let start = Instant::now();
         for &p in &self.picks {
             self.targets[p as usize].send(Hit);
         }
         self.timings.record(start.elapsed());
         ctx.stop_env();
+        Ok(())
     }
 }
 

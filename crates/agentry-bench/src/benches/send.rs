@@ -3,7 +3,7 @@
 
 use super::support::{Timings, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, DeregReason};
+use agentry::{Agent, Ctx, DeregReason, UserError};
 use std::time::Instant;
 
 pub static BENCH: BenchDef = BenchDef {
@@ -22,7 +22,7 @@ struct Sender {
 }
 
 impl Agent for Sender {
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let me = ctx.mbox().clone();
         let start = Instant::now();
         for i in 0..self.n {
@@ -30,6 +30,7 @@ impl Agent for Sender {
         }
         self.timings.record(start.elapsed());
         ctx.deregister_coop(DeregReason::Normal);
+        Ok(())
     }
 }
 

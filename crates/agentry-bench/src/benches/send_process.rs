@@ -3,7 +3,7 @@
 
 use super::support::{SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, UserError};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "send_process",
@@ -27,7 +27,7 @@ impl Agent for SelfSender {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let me = ctx.mbox().clone();
         let n = self.n;
         self.clock.send(|| {
@@ -35,6 +35,7 @@ impl Agent for SelfSender {
                 me.send(Msg(i));
             }
         });
+        Ok(())
     }
 }
 

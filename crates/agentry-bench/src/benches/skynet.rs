@@ -7,7 +7,7 @@
 use super::support::{Finish, Placement, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use agentry::disp::Binder;
-use agentry::{Agent, CoopId, Ctx, Define, DefineError, DeregReason, Mbox};
+use agentry::{Agent, CoopId, Ctx, Define, DefineError, DeregReason, Mbox, UserError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,12 +42,12 @@ impl Agent for Node {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         if self.depth == 0 {
             if let Some(parent) = &self.parent {
                 parent.send(Sum(self.num));
             }
-            return;
+            return Ok(());
         }
         let mut coop = ctx.child_coop();
         coop.set_binder(&self.binder);
@@ -67,6 +67,7 @@ impl Agent for Node {
             ctx.register_coop(coop)
                 .expect("invariant: the parent coop is alive"),
         );
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::support::{SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, State};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, State, UserError};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "state_change",
@@ -51,7 +51,7 @@ impl Agent for Cycler {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         let me = ctx.mbox().clone();
         let n = self.n;
         self.clock.send(|| {
@@ -59,6 +59,7 @@ impl Agent for Cycler {
                 me.send(Msg);
             }
         });
+        Ok(())
     }
 
     fn on_finish(&mut self, _ctx: &mut Ctx<Self>) {

@@ -4,7 +4,7 @@
 use super::payload::{DISTINCT, Payload, record};
 use super::{BenchError, RrResult, RrSpec};
 use crate::{RemoteMbox, RemoteReply, RequestId};
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, EnvHandle};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, EnvHandle, UserError};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::mpsc;
@@ -100,9 +100,10 @@ impl<M: Payload> Agent for RrClient<M> {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         self.started = Instant::now();
         self.send_group(ctx);
+        Ok(())
     }
 }
 

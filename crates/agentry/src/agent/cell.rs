@@ -619,7 +619,13 @@ impl<A: Agent> AgentCell<A> {
             return;
         }
         self.ctx.state = entry.target;
-        if self.guarded(|agent, ctx| agent.on_start(ctx)) {
+        let mut started = Ok(());
+        if self.guarded(|agent, ctx| started = agent.on_start(ctx)) {
+            if let Err(e) = started {
+                tracing::error!(agent = %self.ctx.id, error = %e, "on_start failed");
+                self.on_panic();
+                return;
+            }
             self.apply_pending();
         }
     }

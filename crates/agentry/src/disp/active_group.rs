@@ -24,11 +24,11 @@ struct Inner {
 /// Handle of an `active_group` dispatcher: one thread per named group.
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Env, disp::ActiveGroupDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Env, disp::ActiveGroupDispatcher};
 ///
 /// struct Worker;
 /// impl Agent for Worker {
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> { ctx.stop_env(); Ok(()) }
 /// }
 ///
 /// let env = Env::new().expect("env");

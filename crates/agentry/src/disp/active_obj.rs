@@ -22,11 +22,11 @@ struct Inner {
 /// Handle of an `active_obj` dispatcher: one thread per agent.
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Env, disp::ActiveObjDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Env, disp::ActiveObjDispatcher};
 ///
 /// struct Worker;
 /// impl Agent for Worker {
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> { ctx.stop_env(); Ok(()) }
 /// }
 ///
 /// let env = Env::new().expect("env");

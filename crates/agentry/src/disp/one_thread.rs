@@ -468,11 +468,11 @@ impl DispatcherCore for Core {
 /// environment shuts down.
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Env, disp::one_thread::OneThreadDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Env, disp::one_thread::OneThreadDispatcher};
 ///
 /// struct Worker;
 /// impl Agent for Worker {
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> { ctx.stop_env(); Ok(()) }
 /// }
 ///
 /// let env = Env::new().expect("env");

@@ -24,7 +24,7 @@ use std::fmt;
 /// Handle of a priority dispatcher (one worker thread).
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Define, DefineError, Env, Priority, disp::PrioOneThreadDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Define, DefineError, Env, Priority, disp::PrioOneThreadDispatcher};
 ///
 /// struct Urgent;
 /// impl Agent for Urgent {
@@ -32,7 +32,7 @@ use std::fmt;
 ///         def.priority(Priority::P7);
 ///         Ok(())
 ///     }
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> { ctx.stop_env(); Ok(()) }
 /// }
 ///
 /// let env = Env::new().expect("env");

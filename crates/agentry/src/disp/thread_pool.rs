@@ -134,11 +134,11 @@ impl ThreadPoolBuilder {
 /// Handle of a `thread_pool` dispatcher.
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Env, disp::thread_pool::ThreadPoolDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Env, disp::thread_pool::ThreadPoolDispatcher};
 ///
 /// struct Worker;
 /// impl Agent for Worker {
-///     fn on_start(&mut self, ctx: &mut Ctx<Self>) { ctx.stop_env(); }
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> { ctx.stop_env(); Ok(()) }
 /// }
 ///
 /// let env = Env::new().expect("env");

@@ -9,6 +9,7 @@ use super::{Child, ChildStats, CoopFactory, Strategy, Supervision, SupervisorSha
 use crate::agent::restart::{Control, send_control};
 use crate::agent::{Agent, Ctx, Define};
 use crate::coop::{CoopDeregistered, DeregReason, PanicReaction};
+use crate::error::UserError;
 use crate::error::{DefineError, DeregisterError};
 use crate::ids::{AgentId, CoopId};
 use crate::mbox::Mbox;
@@ -432,7 +433,7 @@ impl Agent for Supervisor {
         Ok(())
     }
 
-    fn on_start(&mut self, ctx: &mut Ctx<Self>) {
+    fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         for child in 0..self.children.len() {
             if matches!(self.children[child].kind, ChildKind::Coop { .. })
                 && !self.register_coop(ctx, child)
@@ -440,5 +441,6 @@ impl Agent for Supervisor {
                 self.child_failed(ctx, child);
             }
         }
+        Ok(())
     }
 }

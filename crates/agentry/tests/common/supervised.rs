@@ -2,7 +2,7 @@
 //! and finishes by incarnation, fails on demand and says which incarnation answers.
 
 use super::{DEADLINE, EXPECTED, Log};
-use agentry::{Agent, Ctx, Define, DefineError, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Mbox, UserError};
 
 /// Makes a [`Worker`] panic.
 pub struct Boom;
@@ -26,9 +26,10 @@ impl Agent for Worker {
         Ok(())
     }
 
-    fn on_start(&mut self, _: &mut Ctx<Self>) {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
         self.log
             .push(format!("start {}#{}", self.name, self.incarnation));
+        Ok(())
     }
 
     fn on_finish(&mut self, _: &mut Ctx<Self>) {
