@@ -5,6 +5,7 @@ mod ctx;
 mod define;
 pub(crate) mod event_priority;
 mod handlers;
+pub(crate) mod held;
 pub(crate) mod insend;
 pub(crate) mod restart;
 pub(crate) mod shared;

@@ -16,6 +16,7 @@
 //!   ([`Coop::add_supervised_coop`]) are restarted when they fail (`supervision.rs`).
 
 pub(crate) mod registry;
+pub(crate) mod start;
 
 use crate::agent::Agent;
 use crate::agent::cell::UndefinedAgent;
@@ -68,6 +69,10 @@ pub enum DeregReason {
     /// Its supervisor deregistered it to register a fresh one in its place (a supervised child
     /// coop being restarted).
     Restart,
+    /// One of its agents failed to start (`on_start` returned an error or panicked): the coop
+    /// was rolled back as part of its registration (see
+    /// [`EnvHandle::register_coop`](crate::EnvHandle::register_coop)).
+    StartFailed,
     /// An application-defined reason.
     User(u32),
 }

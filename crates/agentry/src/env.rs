@@ -21,8 +21,10 @@ mod builder;
 pub use builder::EnvBuilder;
 
 use crate::agent::Agent;
+use crate::agent::cell::StartTicket;
 use crate::agent::shared::{AgentShared, TypeRules};
 use crate::coop::registry::{Actions, Registry};
+use crate::coop::start::{CoopStart, Failed};
 use crate::coop::{Coop, DeregReason, PanicReaction};
 use crate::demand::Demand;
 use crate::destination::Destination;
@@ -76,6 +78,12 @@ thread_local! {
 /// Marks the calling thread as a worker of the environment at `env_address`.
 pub(crate) fn mark_worker_of(env_address: usize) {
     WORKER_OF.set(env_address);
+}
+
+/// True on a thread that runs agents — a dispatcher's worker or a driven dispatcher's thread,
+/// of any environment: a blocking wait there for other agents could deadlock.
+pub(crate) fn on_a_dispatcher_thread() -> bool {
+    WORKER_OF.get() != 0 || crate::disp::one_thread::serves_a_queue()
 }
 
 struct Lifecycle {
@@ -278,6 +286,16 @@ impl EnvInner {
         // Phase 3: commit (infallible past the parent check), under the registry lock so that
         // a concurrent deregistration or shutdown sees the coop whole or not at all.
         let id = CoopId::next();
+        // Phase 4, the start, is waited for unless waiting could deadlock (`coop/start.rs`).
+        let wait = !on_a_dispatcher_thread();
+        let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
+        let mut listeners = listeners;
+        if let Some(start) = start.as_ref().filter(|_| wait) {
+            let start = Arc::clone(start);
+            listeners.push(crate::coop::DeregListener::Callback(Box::new(move |_| {
+                start.coop_gone()
+            })));
+        }
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);
@@ -317,6 +335,10 @@ impl EnvInner {
                     multi: multi_keys,
                     lease,
                     observe: self.config.observe.clone(),
+                    start: StartTicket::Registration {
+                        coop: start.clone(),
+                        index,
+                    },
                 })
             });
             shared.bind(crate::agent::shared::Binding {
@@ -336,13 +358,24 @@ impl EnvInner {
             }
             starts.push((queue, Demand::start(target, shared.mbox_id)));
         }
-        for (queue, start) in starts {
-            if queue.push(start).is_err() {
+        for (queue, demand) in starts {
+            if queue.push(demand).is_err() {
                 unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
             }
         }
         drop(registry);
-        Ok(id)
+        match start.filter(|_| wait).map(|start| start.wait()) {
+            Some(Err(Failed {
+                index,
+                agent_type,
+                failure,
+            })) => Err(RegisterError::Start {
+                index,
+                agent_type,
+                failure,
+            }),
+            _ => Ok(id),
+        }
     }
 
     fn deregister(

@@ -219,7 +219,7 @@ impl<'a> IncarnationCx<'a> {
         match taken {
             Taken::Handled => self.handled += 1,
             Taken::Unhandled => self.unhandled += 1,
-            Taken::Deferred => {}
+            Taken::Deferred | Taken::Dropped => {}
         }
     }
 
@@ -452,7 +452,7 @@ impl AgentSlab {
         let counter = match taken {
             Taken::Handled => &slot.handled,
             Taken::Unhandled => &slot.unhandled,
-            Taken::Deferred => return,
+            Taken::Deferred | Taken::Dropped => return,
         };
         // Single writer: a plain load and store, no locked instruction.
         counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);

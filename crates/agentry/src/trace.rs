@@ -101,8 +101,8 @@ pub enum Outcome<'a> {
     },
     /// An insend handler ran on the sender's thread.
     InsendHandled,
-    /// Kept for the agent's next incarnation: the agent failed and waits for its supervisor
-    /// to restart it. A later record tells its final fate.
+    /// Kept for later: the agent failed and waits for its supervisor to restart it, or its coop
+    /// is still starting. A later record tells its final fate.
     Deferred,
     /// The receiver's message limit redirected it to another agent.
     Redirected,
@@ -168,6 +168,12 @@ pub enum DropReason {
     TimerRevoked,
     /// Still queued when its dispatcher shut down (`dropped_on_shutdown`).
     Shutdown,
+    /// The receiver failed — a handler or hook panicked with the reaction `DeregisterCoop` or
+    /// `ShutdownEnv` — and handles nothing more (`dead_letters`).
+    AgentFailed,
+    /// The receiver's coop failed to start: one of its agents' `on_start` returned an error
+    /// or panicked (`dead_letters`).
+    StartFailed,
     /// Sent to a multi mbox with no subscriber for its type (`no_subscribers`).
     NoSubscribers,
     /// A subscriber's delivery filter declined it (`filtered_out`).
@@ -334,7 +340,7 @@ impl fmt::Display for TraceRecord<'_> {
             Outcome::Panicked => f.write_str("handler panicked"),
             Outcome::Ignored { state } => write!(f, "ignored (no handler in state `{state}`)"),
             Outcome::InsendHandled => f.write_str("handled by an insend handler"),
-            Outcome::Deferred => f.write_str("deferred to the next incarnation"),
+            Outcome::Deferred => f.write_str("kept for later"),
             Outcome::Redirected => f.write_str("redirected by a message limit"),
             Outcome::Transformed => f.write_str("transformed by a message limit"),
             Outcome::Dropped(why) => write!(f, "dropped ({why:?})"),

@@ -103,6 +103,8 @@ pub enum ExitReason {
     Escalation,
     /// Its supervisor deregistered it to register a fresh one ([`DeregReason::Restart`]).
     Restart,
+    /// It (or its coop) failed to start ([`DeregReason::StartFailed`]).
+    StartFailed,
     /// An application-defined reason.
     User(u32),
     /// A coop that was gone before the watch was made (or never existed here): its reason is
@@ -119,6 +121,7 @@ impl From<DeregReason> for ExitReason {
             DeregReason::Panic => ExitReason::Panic,
             DeregReason::Escalation => ExitReason::Escalation,
             DeregReason::Restart => ExitReason::Restart,
+            DeregReason::StartFailed => ExitReason::StartFailed,
             DeregReason::User(code) => ExitReason::User(code),
         }
     }

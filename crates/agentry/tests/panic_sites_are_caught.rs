@@ -8,7 +8,7 @@ mod common;
 use agentry::limit::Transformed;
 use agentry::{
     Agent, Coop, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
-    MultiMbox, Overload, PanicReaction, State, UserError,
+    MultiMbox, Overload, PanicReaction, RegisterError, StartFailure, State, UserError,
 };
 use common::{EXPECTED, Gate, gate, quiet_expected_panics, recv, wait_stats};
 use std::panic::AssertUnwindSafe;
@@ -128,18 +128,33 @@ fn state_of(m: &Mbox) -> State {
 }
 
 #[test]
-fn a_panic_in_on_start_meets_the_reaction() {
+fn a_panic_in_on_start_fails_the_start() {
     let (_env, h) = env();
-    let (m, id, gone, _) = register(&h, Site::OnStart, PanicReaction::DeregisterCoop);
-    assert_eq!(
-        recv(&gone),
-        CoopDeregistered {
-            coop: id,
-            reason: DeregReason::Panic
-        }
-    );
-    assert_eq!(h.stats().panics, 1);
-    assert_eq!(m.stats().panics, 1);
+    // Whatever the reaction (but `Abort`), a panicking start rolls the coop back.
+    for reaction in [PanicReaction::Ignore, PanicReaction::DeregisterCoop] {
+        let panics = h.stats().panics;
+        let mut coop = h.new_coop();
+        let m = coop.add(Faulty {
+            site: Site::OnStart,
+            reaction,
+            other: State::DEFAULT,
+            pings: Arc::new(AtomicU64::new(0)),
+        });
+        let gone = listen(&mut coop);
+        let Err(RegisterError::Start {
+            index: 0,
+            failure: StartFailure::Panicked(message),
+            ..
+        }) = h.register_coop(coop)
+        else {
+            panic!("{reaction:?}: the start must fail");
+        };
+        assert_eq!(message, format!("{EXPECTED}: on_start"), "{reaction:?}");
+        assert_eq!(recv(&gone).reason, DeregReason::StartFailed, "{reaction:?}");
+        assert_eq!(h.stats().panics, panics + 1, "{reaction:?}");
+        assert_eq!(m.stats().panics, 1, "{reaction:?}");
+        assert_eq!(h.stats().coops, 0, "{reaction:?}");
+    }
 }
 
 #[test]

@@ -17,21 +17,29 @@
 //! - A supervised agent whose handler panicked (reaction `Supervise`) is *failed*: no handler of
 //!   it runs any more; the messages it takes are deferred, keeping their limit places, to its
 //!   next incarnation (`agent/restart.rs`).
+//! - Starting is part of the coop's registration (`coop/start.rs`): a started agent whose
+//!   siblings have not all started *holds* the messages it takes until its coop has started; an
+//!   agent whose start failed, or whose coop failed to start, is *stopped*.
+//! - A *stopped* agent handles nothing more: every message it takes is dropped and counted
+//!   (`agent/held.rs`) until its finish demand. An agent stops when its start fails, when its
+//!   coop fails to start, and when a handler (or hook) panics with the reaction
+//!   `DeregisterCoop` or `ShutdownEnv` — what was queued behind the failing message is not
+//!   handled by a broken agent.
 
 use super::Agent;
 use super::ctx::Ctx;
 use super::define::Define;
 use super::handlers::HandlerTable;
-use super::restart::{
-    Control, Deferred, Restartable, Suspended, drop_deferred, revoked, unsubscribe,
-};
+use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
+use super::restart::{Control, Restartable, Suspended, unsubscribe};
 use super::shared::AgentShared;
 use super::state::{State, StateTree};
-use crate::coop::PanicReaction;
+use crate::coop::start::{CoopStart, Failed, Go};
+use crate::coop::{DeregReason, PanicReaction};
 use crate::demand::LimitSlot;
 use crate::disp::Lease;
 use crate::env::EnvHandle;
-use crate::error::DefineError;
+use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
@@ -40,7 +48,7 @@ use crate::priority::Priority;
 use crate::slab::IncarnationCx;
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
-use crate::trace::{Outcome, TraceRecord, TraceSink};
+use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use std::any::TypeId;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -65,9 +73,11 @@ pub(crate) enum Taken {
     Handled,
     /// The agent had no handler for it in its current state: rejected and counted.
     Unhandled,
-    /// Kept for the agent's next incarnation (a failed supervised agent); counted when that
-    /// incarnation takes it.
+    /// Kept for later (a failed supervised agent's next incarnation, or until the agent's coop
+    /// has started); counted when it is finally taken.
     Deferred,
+    /// Not handled and never will be (the agent is not running): counted as dropped.
+    Dropped,
 }
 
 /// What a dispatcher can ask of an agent.
@@ -158,6 +168,21 @@ pub(crate) struct Attach {
     pub(crate) lease: Lease,
     /// How the environment observes its agents (the definition may add handler timing).
     pub(crate) observe: Observe,
+    /// Where the outcome of its start goes.
+    pub(crate) start: StartTicket,
+}
+
+/// Where an agent reports the outcome of its start (`coop/start.rs`).
+pub(crate) enum StartTicket {
+    /// Its coop's registration: the coop's start when siblings or a waiting registration
+    /// share it (`None`: the agent's own outcome is the verdict), and the agent's position in
+    /// the coop.
+    Registration {
+        coop: Option<Arc<CoopStart>>,
+        index: usize,
+    },
+    /// A supervisor's restart: a failed start is a failure of the agent, reported like a panic.
+    Restart,
 }
 
 impl<A: Agent> UndefinedAgent for A {
@@ -256,6 +281,12 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
             observe,
             restart,
             lease: attach.lease,
+            ticket: Some(attach.start),
+            coop_start: None,
+            held: Vec::new(),
+            started: false,
+            entered: false,
+            stopped: DropReason::AgentFailed,
         })
     }
 }
@@ -266,8 +297,12 @@ const NOT_STARTED: u8 = 1;
 const TIME_LIMITED: u8 = 2;
 /// … is traced, timed or spanned …
 const OBSERVED: u8 = 4;
-/// … failed and waits for its supervisor (supervised agents only).
+/// … failed and waits for its supervisor (supervised agents only) …
 const FAILED: u8 = 8;
+/// … started, and holds messages until its coop has started …
+const HELD: u8 = 16;
+/// … is stopped: it handles nothing more (ground rules).
+const STOPPED: u8 = 32;
 
 /// What a handler call came to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -318,6 +353,18 @@ struct AgentCell<A: Agent> {
     /// A supervised agent's factory and deferred messages.
     restart: Option<Box<Restartable<A>>>,
     lease: Lease,
+    /// Where its start is reported; taken when it starts.
+    ticket: Option<StartTicket>,
+    /// Its coop's start, while it holds messages (`HELD`).
+    coop_start: Option<Arc<CoopStart>>,
+    /// Messages held until its coop has started, in the order they came.
+    held: Vec<Held>,
+    /// Its `on_start` succeeded: `on_finish` is due.
+    started: bool,
+    /// It entered its initial states: they are left when it finishes.
+    entered: bool,
+    /// Why the messages a stopped agent takes are dropped (`STOPPED`).
+    stopped: DropReason,
 }
 
 impl<A: Agent> AgentCell<A> {
@@ -379,13 +426,40 @@ impl<A: Agent> AgentCell<A> {
         if self.gate & NOT_STARTED != 0 {
             self.start();
         }
+        if self.gate & STOPPED != 0 {
+            let id = Some(self.ctx.id);
+            return drop_message(self.shared(), id, source, payload, limit, self.stopped);
+        }
         if self.gate & FAILED != 0 {
-            self.defer(Deferred {
+            self.defer(Held {
                 source,
                 payload,
                 limit,
                 token,
             });
+            return Taken::Deferred;
+        }
+        if self.gate & HELD != 0 && self.still_holding() {
+            let held = Held {
+                source,
+                payload,
+                limit,
+                token,
+            };
+            if self.gate & STOPPED != 0 {
+                // Its coop failed to start meanwhile.
+                let id = Some(self.ctx.id);
+                return drop_message(
+                    self.shared(),
+                    id,
+                    held.source,
+                    held.payload,
+                    held.limit,
+                    self.stopped,
+                );
+            }
+            trace_kept(self.shared(), self.ctx.id, &held);
+            self.held.push(held);
             return Taken::Deferred;
         }
         if self.gate & TIME_LIMITED != 0 && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
@@ -452,19 +526,73 @@ impl<A: Agent> AgentCell<A> {
     }
 
     /// Keeps a message for the next incarnation (a failed supervised agent).
-    fn defer(&mut self, deferred: Deferred) {
+    fn defer(&mut self, held: Held) {
         let restart = self
             .restart
             .as_mut()
             .expect("invariant: only supervised agents fail");
-        restart.defer(self.ctx.mbox.shared(), self.ctx.id, deferred);
+        restart.defer(self.ctx.mbox.shared(), self.ctx.id, held);
     }
 
-    /// Runs `f` with the agent and its context, catching a panic. Returns false on panic.
-    fn guarded(&mut self, f: impl FnOnce(&mut A, &mut Ctx<A>)) -> bool {
+    /// A holding agent takes a message: true if it must hold it too (its coop has not
+    /// started, or has and its release demand — which handles what it holds first — is on the
+    /// way). Stops the agent if its coop failed to start.
+    fn still_holding(&mut self) -> bool {
+        let coop = self
+            .coop_start
+            .as_ref()
+            .expect("invariant: a holding agent knows its coop's start");
+        let registered = !self.held.is_empty();
+        match coop.on_message(self.ctx.mbox.shared(), registered) {
+            Go::Hold => true,
+            Go::Run if registered => true,
+            Go::Run => {
+                self.gate &= !HELD;
+                self.coop_start = None;
+                false
+            }
+            Go::RolledBack => {
+                self.gate &= !HELD;
+                self.coop_start = None;
+                self.stop(DropReason::StartFailed);
+                let held = std::mem::take(&mut self.held);
+                drop_all(self.shared(), self.ctx.id, held, DropReason::StartFailed);
+                true
+            }
+        }
+    }
+
+    /// The coop has started: handles what the agent held, in order, then runs freely.
+    fn release(&mut self, cx: &mut IncarnationCx<'_>) {
+        if self.gate & HELD == 0 {
+            return;
+        }
+        self.gate &= !HELD;
+        self.coop_start = None;
+        let held = std::mem::take(&mut self.held);
+        let shared = Arc::clone(self.shared());
+        replay(self, &shared, held, cx);
+    }
+
+    /// The agent handles nothing more; what it takes is dropped for `why`.
+    fn stop(&mut self, why: DropReason) {
+        self.gate |= STOPPED;
+        self.stopped = why;
+    }
+
+    /// Runs `f` with the agent and its context, catching a panic: `Err` with the panic's
+    /// message if it panicked.
+    fn catching<R>(&mut self, f: impl FnOnce(&mut A, &mut Ctx<A>) -> R) -> Result<R, String> {
         let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
-        let ok = catch_unwind(AssertUnwindSafe(|| f(&mut self.agent, &mut self.ctx))).is_ok();
+        let result = catch_unwind(AssertUnwindSafe(|| f(&mut self.agent, &mut self.ctx)));
         CURRENT_AGENT.set(previous);
+        result.map_err(|payload| panic_message(&*payload))
+    }
+
+    /// Runs `f` with the agent and its context, catching a panic (and reacting to it). Returns
+    /// false on panic.
+    fn guarded(&mut self, f: impl FnOnce(&mut A, &mut Ctx<A>)) -> bool {
+        let ok = self.catching(f).is_ok();
         if !ok {
             self.on_panic();
         }
@@ -472,6 +600,11 @@ impl<A: Agent> AgentCell<A> {
     }
 
     fn on_panic(&mut self) {
+        self.count_panic();
+        self.react_to_failure();
+    }
+
+    fn count_panic(&self) {
         let shared = self.shared();
         shared.stats.panics.fetch_add(1, Ordering::Relaxed);
         shared.counters.panics.fetch_add(1, Ordering::Relaxed);
@@ -482,12 +615,21 @@ impl<A: Agent> AgentCell<A> {
             reaction = ?self.panic_reaction,
             "handler panicked"
         );
+    }
+
+    /// The agent's panic reaction to a failure of its own (a panic, or a supervised
+    /// incarnation's failed start).
+    fn react_to_failure(&mut self) {
         self.ctx.pending_state = None;
         match self.panic_reaction {
             // Leaving anyway (its coop is going, or its supervisor is stopping it).
-            PanicReaction::Supervise if self.ctx.finishing => {}
+            _ if self.ctx.finishing => {}
+            PanicReaction::Ignore => {}
             PanicReaction::Supervise => self.fail(),
-            reaction => self.ctx.env.inner().react_to_panic(reaction, self.ctx.coop),
+            reaction => {
+                self.stop(DropReason::AgentFailed);
+                self.ctx.env.inner().react_to_panic(reaction, self.ctx.coop);
+            }
         }
     }
 
@@ -507,11 +649,13 @@ impl<A: Agent> AgentCell<A> {
                 link.report_failure(self.ctx.id);
                 self.gate |= FAILED;
             }
-            None => self
-                .ctx
-                .env
-                .inner()
-                .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop),
+            None => {
+                self.stop(DropReason::AgentFailed);
+                self.ctx
+                    .env
+                    .inner()
+                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop);
+            }
         }
     }
 
@@ -520,14 +664,14 @@ impl<A: Agent> AgentCell<A> {
     fn leave(&mut self, s: State) -> bool {
         self.limit_timers.retain(|limit| limit.state != s);
         match self.states.on_exit(s) {
-            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook),
+            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook).is_ok(),
             None => true,
         }
     }
 
     /// Enters state `s`: makes it current, starts its time limit and runs its on_enter hook.
-    /// False if the hook panicked.
-    fn enter(&mut self, s: State) -> bool {
+    /// `Err` with the panic's message if the hook panicked.
+    fn enter(&mut self, s: State) -> Result<(), String> {
         self.ctx.state = s;
         if let Some((limit, _)) = self.states.time_limit(s) {
             self.limit_epoch += 1;
@@ -544,7 +688,7 @@ impl<A: Agent> AgentCell<A> {
         }
         match self.states.on_enter(s) {
             Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook),
-            None => true,
+            None => Ok(()),
         }
     }
 
@@ -562,7 +706,7 @@ impl<A: Agent> AgentCell<A> {
         }
         if ok {
             for s in t.enters {
-                ok = self.enter(s);
+                ok = self.enter(s).is_ok();
                 if !ok {
                     break;
                 }
@@ -602,41 +746,125 @@ impl<A: Agent> AgentCell<A> {
         }
     }
 
+    /// Starts the agent (its initial states, then `on_start`) and reports the outcome
+    /// (`coop/start.rs`).
     fn start(&mut self) {
         self.gate &= !NOT_STARTED;
+        let ticket = self.ticket.take().unwrap_or(StartTicket::Restart);
+        if let StartTicket::Registration {
+            coop: Some(coop), ..
+        } = &ticket
+            && coop.has_failed()
+        {
+            // A sibling failed first: this agent never starts (nor finishes).
+            self.stop(DropReason::StartFailed);
+            return;
+        }
+        match self.run_start() {
+            Ok(()) => {
+                self.started = true;
+                self.apply_pending();
+                if let StartTicket::Registration {
+                    coop: Some(coop), ..
+                } = ticket
+                {
+                    match coop.started() {
+                        Go::Run => {}
+                        Go::Hold => {
+                            self.gate |= HELD;
+                            self.coop_start = Some(coop);
+                        }
+                        Go::RolledBack => self.stop(DropReason::StartFailed),
+                    }
+                }
+            }
+            Err(failure) => self.start_failed(ticket, failure),
+        }
+    }
+
+    /// Enters the initial states and runs `on_start`.
+    fn run_start(&mut self) -> Result<(), StartFailure> {
         let entry = self.states.entry_path(self.initial);
+        self.entered = true;
         self.ctx.in_transition = true;
-        let mut ok = true;
         for s in entry.enters {
-            ok = self.enter(s);
-            if !ok {
-                break;
+            if let Err(message) = self.enter(s) {
+                self.ctx.in_transition = false;
+                return Err(StartFailure::Panicked(message));
             }
         }
         self.ctx.in_transition = false;
-        if !ok {
-            self.on_panic();
-            return;
-        }
         self.ctx.state = entry.target;
-        let mut started = Ok(());
-        if self.guarded(|agent, ctx| started = agent.on_start(ctx)) {
-            if let Err(e) = started {
-                tracing::error!(agent = %self.ctx.id, error = %e, "on_start failed");
-                self.on_panic();
+        let outcome = match self.catching(|agent, ctx| agent.on_start(ctx)) {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(error)) => StartFailure::Error(error),
+            Err(message) => StartFailure::Panicked(message),
+        };
+        self.ctx.pending_state = None;
+        Err(outcome)
+    }
+
+    /// The agent failed to start: its coop is rolled back (a registration), or its supervisor
+    /// told (a restart).
+    fn start_failed(&mut self, ticket: StartTicket, failure: StartFailure) {
+        if let StartFailure::Panicked(_) = failure {
+            self.count_panic();
+            if self.panic_reaction == PanicReaction::Abort {
+                self.ctx
+                    .env
+                    .inner()
+                    .react_to_panic(PanicReaction::Abort, self.ctx.coop);
+            }
+        }
+        let (coop, index) = match ticket {
+            StartTicket::Registration { coop, index } => (coop, index),
+            StartTicket::Restart => {
+                tracing::error!(
+                    agent = %self.ctx.id,
+                    agent_type = self.shared().agent_type,
+                    %failure,
+                    "a restarted agent failed to start"
+                );
+                self.react_to_failure();
                 return;
             }
-            self.apply_pending();
+        };
+        self.stop(DropReason::StartFailed);
+        let agent_type = self.shared().agent_type;
+        tracing::error!(
+            agent = %self.ctx.id,
+            agent_type,
+            coop = %self.ctx.coop,
+            %failure,
+            "agent failed to start; its coop is rolled back"
+        );
+        let first = coop.is_none_or(|coop| {
+            coop.failed(Failed {
+                index,
+                agent_type,
+                failure,
+            })
+        });
+        if first {
+            // Already leaving (deregistered meanwhile) is fine: it goes either way.
+            let _ = self
+                .ctx
+                .env
+                .deregister_coop(self.ctx.coop, DeregReason::StartFailed);
         }
     }
 }
 
-/// Runs a state hook, catching a panic; returns false on panic.
-fn catch_hook<A>(agent: &mut A, ctx: &mut Ctx<A>, hook: &super::state::Hook<A>) -> bool {
+/// Runs a state hook, catching a panic: `Err` with the panic's message if it panicked.
+fn catch_hook<A>(
+    agent: &mut A,
+    ctx: &mut Ctx<A>,
+    hook: &super::state::Hook<A>,
+) -> Result<(), String> {
     let previous = CURRENT_AGENT.replace(Some(ctx.id));
-    let ok = catch_unwind(AssertUnwindSafe(|| hook(agent, ctx))).is_ok();
+    let result = catch_unwind(AssertUnwindSafe(|| hook(agent, ctx)));
     CURRENT_AGENT.set(previous);
-    ok
+    result.map_err(|payload| panic_message(&*payload))
 }
 
 impl<A: Agent> AgentCell<A> {
@@ -647,8 +875,13 @@ impl<A: Agent> AgentCell<A> {
             self.start();
         }
         self.ctx.finishing = true;
-        self.guarded(|agent, ctx| agent.on_finish(ctx));
+        if self.started {
+            self.guarded(|agent, ctx| agent.on_finish(ctx));
+        }
         self.ctx.pending_state = None;
+        if !self.entered {
+            return;
+        }
         // Leave every state, innermost first.
         let exits: Vec<State> = self.states.self_and_ancestors(self.ctx.state).collect();
         self.ctx.in_transition = true;
@@ -755,10 +988,20 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         self.shared().stop_accepting();
         self.finish_incarnation();
         self.unsubscribe();
+        let shared = Arc::clone(self.shared());
+        let why = if self.gate & STOPPED != 0 {
+            self.stopped
+        } else {
+            DropReason::CoopDeregistering
+        };
+        drop_all(&shared, self.ctx.id, std::mem::take(&mut self.held), why);
         if let Some(restart) = &mut self.restart {
-            drop_deferred(
-                self.ctx.mbox.shared(),
-                std::mem::take(&mut restart.deferred),
+            let deferred = std::mem::take(&mut restart.deferred);
+            drop_all(
+                &shared,
+                self.ctx.id,
+                deferred,
+                DropReason::CoopDeregistering,
             );
         }
         Exit {
@@ -775,6 +1018,11 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     ) -> Box<dyn AgentBody> {
         match control {
             Control::Stop { epoch } => self.stop_for_restart(epoch, cx),
+            Control::Release => {
+                let mut this = self;
+                this.release(cx);
+                this
+            }
             // Running already: what `Start` asks for (the supervisor only starts what it
             // stopped, so this does not happen; the ack keeps it from waiting regardless).
             Control::Start { epoch } => {

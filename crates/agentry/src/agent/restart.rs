@@ -47,9 +47,10 @@
 
 use super::Agent;
 use super::cell::{
-    AgentBody, Attach, DefinedAgent, DefinedCell, Exit, Observe, Taken, UndefinedAgent,
+    AgentBody, Attach, DefinedAgent, DefinedCell, Exit, Observe, StartTicket, Taken, UndefinedAgent,
 };
 use super::define::Define;
+use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::shared::AgentShared;
 use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot};
@@ -59,19 +60,18 @@ use crate::error::DefineError;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::limit::shape_of;
 use crate::mbox::{Mbox, MultiMbox};
-use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;
 use crate::supervision::SupervisorLink;
 use crate::supervision::supervisor::Ack;
 use crate::timer::token::TimerToken;
-use crate::trace::{DropReason, Outcome, TraceRecord};
+use crate::trace::DropReason;
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// A supervisor's command to one of its agents, run by the agent's worker.
+/// A control demand for one agent (a supervisor's command, or its coop's start verdict), run by its worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Control {
     /// End the current incarnation (restart `epoch`).
@@ -84,6 +84,8 @@ pub(crate) enum Control {
         /// The restart it belongs to.
         epoch: u64,
     },
+    /// The agent's coop has started (`coop/start.rs`): handle the messages held meanwhile.
+    Release,
 }
 
 /// Queues a control demand for a supervised agent; false if it cannot get one (not bound, or
@@ -144,83 +146,15 @@ impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
 pub(crate) struct Restartable<A> {
     factory: Factory<A>,
     /// Messages kept for the next incarnation, in the order they came.
-    pub(crate) deferred: Vec<Deferred>,
+    pub(crate) deferred: Vec<Held>,
 }
 
 impl<A> Restartable<A> {
     /// Keeps a message for the next incarnation (ground rules).
-    pub(crate) fn defer(&mut self, shared: &AgentShared, id: AgentId, deferred: Deferred) {
-        shared.counters.trace(|| TraceRecord {
-            agent: Some(id),
-            agent_type: Some(shared.agent_type),
-            mbox: Some(deferred.source),
-            message: deferred.payload.type_name(),
-            message_type: deferred.payload.type_id(),
-            outcome: Outcome::Deferred,
-        });
-        self.deferred.push(deferred);
+    pub(crate) fn defer(&mut self, shared: &AgentShared, id: AgentId, held: Held) {
+        trace_kept(shared, id, &held);
+        self.deferred.push(held);
     }
-}
-
-/// A message kept for the next incarnation.
-pub(crate) struct Deferred {
-    pub(crate) source: MboxId,
-    pub(crate) payload: Payload,
-    /// Its place under the agent's limits, given back when it is taken or dropped.
-    pub(crate) limit: LimitSlot,
-    /// A timer's token, checked again when the next incarnation takes it.
-    pub(crate) token: Option<Arc<TimerToken>>,
-}
-
-/// Drops messages kept for an incarnation that will not come (the coop is leaving), counting
-/// each (ground rules).
-pub(crate) fn drop_deferred(shared: &AgentShared, deferred: Vec<Deferred>) {
-    for Deferred {
-        source,
-        payload,
-        limit,
-        ..
-    } in deferred
-    {
-        if let Some(b) = shared.binding() {
-            b.limits.release(limit);
-        }
-        shared.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
-        shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
-        shared.counters.trace(|| TraceRecord {
-            agent: shared.binding().map(|b| b.id()),
-            agent_type: Some(shared.agent_type),
-            mbox: Some(source),
-            message: payload.type_name(),
-            message_type: payload.type_id(),
-            outcome: Outcome::Dropped(DropReason::CoopDeregistering),
-        });
-        payload.reject(Undelivered::AgentGone);
-    }
-}
-
-/// Disposes of a cancelled timer's message taken from the agent's queue (already counted in
-/// `timers_revoked`): gives back its limit place, counts it for the agent, traces it.
-pub(crate) fn revoked(
-    shared: &AgentShared,
-    id: AgentId,
-    source: MboxId,
-    payload: Payload,
-    limit: LimitSlot,
-) {
-    if let Some(b) = shared.binding() {
-        b.limits.release(limit);
-    }
-    shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
-    shared.counters.trace(|| TraceRecord {
-        agent: Some(id),
-        agent_type: Some(shared.agent_type),
-        mbox: Some(source),
-        message: payload.type_name(),
-        message_type: payload.type_id(),
-        outcome: Outcome::Dropped(DropReason::TimerRevoked),
-    });
-    drop(payload);
 }
 
 /// A supervised agent between two incarnations: it defers every message until `Start`.
@@ -342,39 +276,20 @@ impl<A: Agent> Suspended<A> {
             multi,
             lease,
             observe,
+            start: StartTicket::Restart,
         });
         shared.stats.restarts.fetch_add(1, Ordering::Relaxed);
         shared.counters.restarts.fetch_add(1, Ordering::Relaxed);
         body.on_start();
-        for Deferred {
-            source,
-            payload,
-            limit,
-            token,
-        } in deferred
-        {
-            let taken = match token {
-                Some(token) if !token.may_deliver() => {
-                    shared
-                        .counters
-                        .timers_revoked
-                        .fetch_add(1, Ordering::Relaxed);
-                    body.discard(source, payload, limit);
-                    continue;
-                }
-                Some(token) => body.on_timer_message(source, payload, limit, token),
-                None => body.on_message(source, payload, limit),
-            };
-            cx.count(taken);
-        }
+        replay(&mut *body, &shared, deferred, cx);
         if let Some(link) = link {
             link.ack(epoch, Ack::Started);
         }
         body
     }
 
-    fn defer(&mut self, deferred: Deferred) -> Taken {
-        self.restart.defer(self.mbox.shared(), self.id, deferred);
+    fn defer(&mut self, held: Held) -> Taken {
+        self.restart.defer(self.mbox.shared(), self.id, held);
         Taken::Deferred
     }
 }
@@ -383,7 +298,7 @@ impl<A: Agent> AgentBody for Suspended<A> {
     fn on_start(&mut self) {}
 
     fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
-        self.defer(Deferred {
+        self.defer(Held {
             source,
             payload,
             limit,
@@ -398,7 +313,7 @@ impl<A: Agent> AgentBody for Suspended<A> {
         limit: LimitSlot,
         token: Arc<TimerToken>,
     ) -> Taken {
-        self.defer(Deferred {
+        self.defer(Held {
             source,
             payload,
             limit,
@@ -414,7 +329,12 @@ impl<A: Agent> AgentBody for Suspended<A> {
         let shared = self.mbox.shared();
         shared.stop_accepting();
         unsubscribe(shared.mbox_id, std::mem::take(&mut self.multi));
-        drop_deferred(shared, std::mem::take(&mut self.restart.deferred));
+        drop_all(
+            shared,
+            self.id,
+            std::mem::take(&mut self.restart.deferred),
+            DropReason::CoopDeregistering,
+        );
         Exit {
             env: self.env.clone(),
             coop: self.coop,
@@ -436,6 +356,8 @@ impl<A: Agent> AgentBody for Suspended<A> {
                 }
                 self
             }
+            // Suspended only after its coop started.
+            Control::Release => self,
         }
     }
 

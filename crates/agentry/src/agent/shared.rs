@@ -273,12 +273,20 @@ impl AgentShared {
         self.trace_drop::<P>(source, DropReason::TimerRevoked);
     }
 
-    /// Counts a send refused because the agent is not running (`dead_letters`, `refused`,
-    /// `dropped`) and traces it.
-    pub(crate) fn count_gone<P: 'static>(&self) {
+    /// Counts a message for this agent that it will not handle because it is not running:
+    /// `dead_letters`, and its `refused` and `dropped`.
+    pub(crate) fn count_not_running(&self) {
         self.stats.refused.fetch_add(1, Ordering::Relaxed);
         self.stats.dropped.fetch_add(1, Ordering::Relaxed);
         self.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a send refused because the agent is not running ([`count_not_running`]) and
+    /// traces it.
+    ///
+    /// [`count_not_running`]: Self::count_not_running
+    pub(crate) fn count_gone<P: 'static>(&self) {
+        self.count_not_running();
         if self.counters.trace.is_some() {
             // Bound but not accepting and not gone yet: its coop is on its way out.
             let why = match (self.binding(), self.exit.get()) {

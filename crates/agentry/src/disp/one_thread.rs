@@ -71,6 +71,12 @@ thread_local! {
     static SERVED_QUEUE: Cell<usize> = const { Cell::new(0) };
 }
 
+/// True if the calling thread serves a one-thread queue (a worker, or a driven dispatcher's
+/// thread).
+pub(crate) fn serves_a_queue() -> bool {
+    SERVED_QUEUE.get() != 0
+}
+
 /// How a worker chooses among its queue's lanes.
 #[derive(Clone, Debug)]
 pub(crate) enum Policy {

@@ -27,8 +27,12 @@ pub(crate) enum DemandOutcome {
     Handled,
     /// The agent had no handler for the message in its current state.
     NoHandler,
-    /// The agent kept the message for its next incarnation (a failed supervised agent).
+    /// The agent kept the message for later (a failed supervised agent, or a coop still
+    /// starting).
     Deferred,
+    /// The agent is not running (stopped after a failure, or its coop failed to start): the
+    /// message was dropped and counted.
+    Dropped,
     /// The agent carried out its supervisor's control demand (stopped or started an
     /// incarnation).
     Controlled,
@@ -168,5 +172,6 @@ fn taken_outcome(taken: Taken) -> DemandOutcome {
         Taken::Handled => DemandOutcome::Handled,
         Taken::Unhandled => DemandOutcome::NoHandler,
         Taken::Deferred => DemandOutcome::Deferred,
+        Taken::Dropped => DemandOutcome::Dropped,
     }
 }

@@ -203,7 +203,10 @@ impl Supervisor {
             return;
         }
         match gone.reason {
-            DeregReason::Panic | DeregReason::Escalation | DeregReason::Restart => {
+            DeregReason::Panic
+            | DeregReason::Escalation
+            | DeregReason::Restart
+            | DeregReason::StartFailed => {
                 self.child_failed(ctx, child);
             }
             DeregReason::Normal | DeregReason::User(_) => self.children[child].ended = true,
