@@ -4,10 +4,11 @@
 //! The layout is flat and `repr(C)` (56 bytes, 8-byte fields first): demands are moved in and
 //! out of queues on every send, so they must copy as a few aligned words.
 
+use crate::agent::shared::AgentShared;
 use crate::ids::{AgentId, MboxId};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
-use crate::slab::{AgentRef, SlotPtr};
+use crate::slab::{AgentRef, AgentSlab, SlotPtr};
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};
@@ -57,7 +58,7 @@ impl Kind {
     /// A `FINISH` that has passed its dispatcher's other queue(s) (see the finish barrier in
     /// `disp/one_thread.rs`): run it.
     pub(crate) const FINISH_NOW: Kind = Kind(3);
-    /// A supervisor's command to a supervised agent (`payload` is a
+    /// A control demand: a supervisor's command, or the coop's start verdict (`payload` is a
     /// [`Control`](crate::agent::restart::Control), see `agent/restart.rs`).
     pub(crate) const CONTROL: Kind = Kind(5);
 }
@@ -194,21 +195,41 @@ impl Demand {
         }
     }
 
-    /// Disposes of a demand that will never run, counting its message (if any) as a dead
-    /// letter or, at shutdown, as dropped on shutdown.
-    pub(crate) fn discard(self, why: Undelivered, counters: &EnvCounters) {
-        // The slot may belong to a slab that is gone (a queue dropped after its environment):
-        // the demand's agent is not looked at.
-        self.dispose(why, counters, None);
+    /// Disposes of a demand left in a queue dropped at shutdown, counting its message (if
+    /// any) as dropped on shutdown. The slot may belong to a slab that is gone (a queue dropped
+    /// after its environment): the demand's agent is not looked at.
+    pub(crate) fn discard(self, counters: &EnvCounters) {
+        self.dispose(Undelivered::Shutdown, counters, None, None);
     }
 
-    /// Disposes of a demand its dispatcher took for an agent that is gone (the slab is alive).
-    pub(crate) fn discard_gone(self, counters: &EnvCounters) {
-        let agent = self.target().id();
-        self.dispose(Undelivered::AgentGone, counters, Some(agent));
+    /// Disposes of a demand its dispatcher took for an agent that is gone (the slab is alive):
+    /// a dead letter, counted as the agent's too while its mbox is held somewhere (the slot's
+    /// tombstone, `slab.rs`).
+    pub(crate) fn discard_gone(self, slab: &AgentSlab, counters: &EnvCounters) {
+        let target = self.target();
+        let agent = slab.finished_agent(target);
+        self.dispose(Undelivered::AgentGone, counters, Some(target.id()), agent);
     }
 
-    fn dispose(self, why: Undelivered, counters: &EnvCounters, agent: Option<AgentId>) {
+    /// Disposes of a demand drained from a dispatcher that closed (its threads are gone):
+    /// for an agent still bound to it, dropped on shutdown; for a finished one, a dead letter
+    /// (in both cases counted as the agent's too while its mbox is held).
+    pub(crate) fn discard_closed(self, slab: &AgentSlab, counters: &EnvCounters) {
+        let target = self.target();
+        let (why, agent) = match slab.live_agent(target) {
+            Some(live) => (Undelivered::Shutdown, Some(live)),
+            None => (Undelivered::AgentGone, slab.finished_agent(target)),
+        };
+        self.dispose(why, counters, Some(target.id()), agent);
+    }
+
+    fn dispose(
+        self,
+        why: Undelivered,
+        counters: &EnvCounters,
+        agent: Option<AgentId>,
+        shared: Option<Arc<AgentShared>>,
+    ) {
         // A control demand whose agent is gone is no message: nothing to count.
         if self.kind == Kind::CONTROL {
             return;
@@ -225,13 +246,19 @@ impl Demand {
         } else {
             payload
         };
-        match why {
-            Undelivered::Shutdown => counters.dropped_on_shutdown.fetch_add(1, Ordering::Relaxed),
-            _ => counters.dead_letters.fetch_add(1, Ordering::Relaxed),
-        };
+        match (why, &shared) {
+            (Undelivered::Shutdown, Some(shared)) => shared.count_dropped_on_shutdown(),
+            (Undelivered::Shutdown, None) => {
+                counters.dropped_on_shutdown.fetch_add(1, Ordering::Relaxed);
+            }
+            (_, Some(shared)) => shared.count_not_running(),
+            (_, None) => {
+                counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         counters.trace(|| TraceRecord {
             agent,
-            agent_type: None,
+            agent_type: shared.as_ref().map(|s| s.agent_type),
             mbox: Some(self.source),
             message: payload.type_name(),
             message_type: payload.type_id(),

@@ -23,6 +23,14 @@
 //!   of an earlier occupant never is, since a new occupant's lineage begins after every
 //!   generation the slot had before. The exact-match test stays the hot path; the lineage
 //!   test runs only on a mismatch.
+//! - Tombstones: when an agent finishes, its slot keeps a weak reference to the agent's shared
+//!   part (its counters) with the generations of its lineage, until that shared part is
+//!   dropped — the last holder of its mbox let go ([`AgentSlab::bury`]). A sender that read
+//!   "accepting" just before the agent stopped may still queue a message behind its finish
+//!   demand; the dispatcher then finds no body for it, and the tombstone tells whose message
+//!   it was, so the agent's own counters count it too ([`AgentSlab::finished_agent`]). The
+//!   slot itself is free at once and may be reused meanwhile: tombstones sit beside the
+//!   occupant. A message whose tombstone is gone belongs to an agent nobody can observe.
 
 use crate::agent::cell::{AgentBody, Taken};
 use crate::agent::shared::AgentShared;
@@ -31,8 +39,8 @@ use parking_lot::Mutex;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::{self, NonNull};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 
 /// Slots in the first segment; segment `k` holds `FIRST_SEGMENT << k` slots.
 const FIRST_SEGMENT: usize = 256;
@@ -48,8 +56,61 @@ pub(crate) struct AgentSlot {
     /// Messages handled / unhandled by the current agent (written by its worker only).
     handled: AtomicU64,
     unhandled: AtomicU64,
-    /// For lookups by [`AgentId`] from any thread.
-    shared: Mutex<Option<Arc<AgentShared>>>,
+    /// The occupant (for lookups by [`AgentId`] from any thread) and the tombstones of
+    /// earlier ones.
+    agents: Mutex<SlotAgents>,
+}
+
+#[derive(Default)]
+struct SlotAgents {
+    live: Option<Arc<AgentShared>>,
+    finished: Tombstones,
+}
+
+/// A finished occupant of a slot: its lineage and its shared part (ground rules).
+struct Tombstone {
+    first: u32,
+    last: u32,
+    agent: Weak<AgentShared>,
+}
+
+impl Tombstone {
+    /// True if a demand or id made for `generation` was made for this agent.
+    fn covers(&self, generation: u32) -> bool {
+        in_lineage(self.last, self.first, generation)
+    }
+}
+
+/// The tombstones of a slot: most slots have none or one, so the first is inline.
+#[derive(Default)]
+struct Tombstones {
+    one: Option<Tombstone>,
+    more: Vec<Tombstone>,
+}
+
+impl Tombstones {
+    fn push(&mut self, t: Tombstone) {
+        match self.one {
+            None => self.one = Some(t),
+            Some(_) => self.more.push(t),
+        }
+    }
+
+    fn find(&self, generation: u32) -> Option<&Tombstone> {
+        self.one
+            .iter()
+            .chain(&self.more)
+            .find(|t| t.covers(generation))
+    }
+
+    /// Removes the tombstone of the agent whose last generation is `last`.
+    fn remove(&mut self, last: u32) {
+        if self.one.as_ref().is_some_and(|t| t.last == last) {
+            self.one = self.more.pop();
+        } else {
+            self.more.retain(|t| t.last != last);
+        }
+    }
 }
 
 impl AgentSlot {
@@ -60,7 +121,7 @@ impl AgentSlot {
             body: UnsafeCell::new(None),
             handled: AtomicU64::new(0),
             unhandled: AtomicU64::new(0),
-            shared: Mutex::new(None),
+            agents: Mutex::new(SlotAgents::default()),
         }
     }
 }
@@ -86,10 +147,19 @@ fn admits(state: u64, generation: u32) -> bool {
 #[cold]
 fn admits_earlier(state: u64, generation: u32) -> bool {
     let now = current(state);
-    let first = (state >> 32) as u32;
-    // Occupied (odd), and `generation` lies between the lineage's first and current ones
-    // (wrapping distances: generations of a slot only grow).
-    now & 1 == 1 && generation & 1 == 1 && now.wrapping_sub(generation) <= now.wrapping_sub(first)
+    // Occupied (odd), and `generation` belongs to the occupant's lineage.
+    now & 1 == 1 && in_lineage(now, first(state), generation)
+}
+
+/// The first generation of the lineage of the slot's current (or last) occupant.
+fn first(state: u64) -> u32 {
+    (state >> 32) as u32
+}
+
+/// True if `generation` is one of a lineage's, from `first` to `last` (wrapping distances:
+/// generations of a slot only grow).
+fn in_lineage(last: u32, first: u32, generation: u32) -> bool {
+    generation & 1 == 1 && last.wrapping_sub(generation) <= last.wrapping_sub(first)
 }
 
 /// A reference from a demand to one agent: slot pointer + generation.
@@ -328,7 +398,7 @@ impl AgentSlab {
         unsafe { *slot.body.get() = Some(body) };
         slot.handled.store(0, Ordering::Relaxed);
         slot.unhandled.store(0, Ordering::Relaxed);
-        *slot.shared.lock() = Some(Arc::clone(shared));
+        slot.agents.lock().live = Some(Arc::clone(shared));
         slot.state
             .store(pack(generation, generation), Ordering::Release);
         aref
@@ -406,7 +476,8 @@ impl AgentSlab {
         }
     }
 
-    /// Takes the body out of the slot and frees the slot.
+    /// Takes the body out of the slot, leaves the agent's tombstone (ground rules) and frees
+    /// the slot.
     ///
     /// # Safety
     ///
@@ -420,7 +491,9 @@ impl AgentSlab {
         }
         // SAFETY: caller contract (see `body_mut`).
         let body = unsafe { (*slot.body.get()).take() };
-        if let Some(shared) = slot.shared.lock().take() {
+        let mut agents = slot.agents.lock();
+        let live = agents.live.take();
+        if let Some(shared) = &live {
             // Published before the generation moves on (readers check it after reading).
             let stats = &shared.stats;
             stats
@@ -429,14 +502,50 @@ impl AgentSlab {
             stats
                 .unhandled
                 .store(slot.unhandled.load(Ordering::Relaxed), Ordering::Relaxed);
+            agents.finished.push(Tombstone {
+                first: first(state),
+                last: current(state),
+                agent: Arc::downgrade(shared),
+            });
         }
         // From the current incarnation (a finish demand may have been made for an earlier one).
         slot.state.store(
-            pack(current(state).wrapping_add(1), (state >> 32) as u32),
+            pack(current(state).wrapping_add(1), first(state)),
             Ordering::Release,
         );
+        drop(agents);
         self.allocation.lock().free.push(slot.index);
+        // Outside the locks (the shared part's drop takes the slot's lock to bury it).
+        drop(live);
         body
+    }
+
+    /// The live agent `r` refers to (any incarnation of it), if it still occupies its slot.
+    pub(crate) fn live_agent(&self, r: AgentRef) -> Option<Arc<AgentShared>> {
+        // SAFETY: `r` was made by this slab, whose slots live as long as it does.
+        let slot = unsafe { r.slot.as_ref() };
+        let agents = slot.agents.lock();
+        if !admits(slot.state.load(Ordering::Acquire), r.generation) {
+            return None;
+        }
+        agents.live.clone()
+    }
+
+    /// The finished agent a demand made for `r` belongs to, if someone still holds its mbox
+    /// (the demand is then counted as the agent's too; ground rules).
+    pub(crate) fn finished_agent(&self, r: AgentRef) -> Option<Arc<AgentShared>> {
+        // SAFETY: `r` was made by this slab, whose slots live as long as it does.
+        let slot = unsafe { r.slot.as_ref() };
+        let agents = slot.agents.lock();
+        agents.finished.find(r.generation)?.agent.upgrade()
+    }
+
+    /// Removes the tombstone of the finished agent whose last incarnation is `r`: its shared
+    /// part is being dropped (ground rules).
+    pub(crate) fn bury(&self, r: AgentRef) {
+        // SAFETY: `r` was made by this slab, whose slots live as long as it does.
+        let slot = unsafe { r.slot.as_ref() };
+        slot.agents.lock().finished.remove(r.generation);
     }
 
     /// Counts one message the agent `r` handled or had no handler for (a deferred message is
@@ -473,11 +582,11 @@ impl AgentSlab {
     /// The shared part of the live agent `id`, if it still exists.
     pub(crate) fn lookup(&self, id: AgentId) -> Option<Arc<AgentShared>> {
         let slot = self.slot(id.slot())?;
-        let shared = slot.shared.lock();
+        let agents = slot.agents.lock();
         if current(slot.state.load(Ordering::Acquire)) != id.generation() {
             return None;
         }
-        shared.clone()
+        agents.live.clone()
     }
 
     /// Number of agents currently in the slab.
@@ -503,7 +612,8 @@ impl Drop for AgentSlab {
 
 #[cfg(test)]
 mod tests {
-    use super::{admits, locate, pack};
+    use super::{Tombstone, Tombstones, admits, locate, pack};
+    use std::sync::Weak;
 
     #[test]
     fn a_lineage_admits_its_own_earlier_incarnations_only() {
@@ -522,6 +632,42 @@ mod tests {
         let wrapped = pack(3, u32::MAX);
         assert!(admits(wrapped, u32::MAX) && admits(wrapped, 1) && admits(wrapped, 3));
         assert!(!admits(wrapped, u32::MAX - 2));
+    }
+
+    #[test]
+    fn a_tombstone_covers_its_agents_lineage_only() {
+        // An occupant that began at 7 and was restarted twice: its last incarnation is 11.
+        let t = Tombstone {
+            first: 7,
+            last: 11,
+            agent: Weak::new(),
+        };
+        for g in [7, 9, 11] {
+            assert!(t.covers(g), "incarnation {g} of the agent");
+        }
+        for g in [5, 13, 12] {
+            assert!(!t.covers(g), "generation {g} is not the agent's");
+        }
+    }
+
+    #[test]
+    fn tombstones_are_found_and_removed_by_lineage() {
+        let t = |first, last| Tombstone {
+            first,
+            last,
+            agent: Weak::new(),
+        };
+        let mut ts = Tombstones::default();
+        ts.push(t(1, 1));
+        ts.push(t(3, 5));
+        ts.push(t(7, 7));
+        assert_eq!(ts.find(5).map(|t| t.last), Some(5));
+        ts.remove(1);
+        assert!(ts.find(1).is_none());
+        assert_eq!(ts.find(7).map(|t| t.first), Some(7));
+        ts.remove(7);
+        ts.remove(5);
+        assert!(ts.one.is_none() && ts.more.is_empty());
     }
 
     #[test]

@@ -94,6 +94,18 @@ pub(crate) struct AgentCounters {
     pub(crate) handler_ns: AtomicU64,
 }
 
+/// When the last holder of the agent's mbox lets go, nobody can read its counters any more:
+/// its tombstone leaves its slot (`slab.rs` ground rules).
+impl Drop for AgentShared {
+    fn drop(&mut self) {
+        if let Some(b) = self.binding.get()
+            && let Some(env) = b.env.upgrade()
+        {
+            env.slab.bury(b.target.load());
+        }
+    }
+}
+
 /// A message the agent did not take, given back to the sender.
 pub(crate) enum Refused<P> {
     /// The agent is not running.
@@ -279,6 +291,15 @@ impl AgentShared {
         self.stats.refused.fetch_add(1, Ordering::Relaxed);
         self.stats.dropped.fetch_add(1, Ordering::Relaxed);
         self.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a message for this agent that its dispatcher dropped as it shut down:
+    /// `dropped_on_shutdown`, and its `dropped`.
+    pub(crate) fn count_dropped_on_shutdown(&self) {
+        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .dropped_on_shutdown
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a send refused because the agent is not running ([`count_not_running`]) and

@@ -33,8 +33,15 @@
 //!   orders the demands inside it.
 //! - When idle, the worker spins briefly (crossbeam `Backoff`), then parks.
 //! - Closing (when the last handle and bound agent are gone, or at environment shutdown)
-//!   makes pushes fail; the worker finishes what is queued and exits. Demands pushed in the
-//!   race with closing are discarded and counted when the queue is dropped.
+//!   makes pushes fail; the worker finishes what is queued, then *leaves*: under the `left`
+//!   lock it marks the queue abandoned and drains what raced in, counting each message as its
+//!   agent's (`Demand::discard_closed`). A producer that passed the closed check just before
+//!   the close checks `closed` again after its push (behind the `SeqCst` fence of
+//!   `Parker::unpark`); the worker issues a `SeqCst` fence after it saw `closed` and before
+//!   its last drain. Either the worker's drain sees the push, or the producer sees `closed` —
+//!   and then, under the same lock, drains the abandoned queue itself if the worker has left.
+//!   So a message accepted in the race with closing is counted before its `send` returns or
+//!   by the worker as it leaves, never left uncounted in an abandoned queue.
 
 use super::event_lanes::EventLanes;
 use super::worker::{Observer, execute, execute_observed};
@@ -46,17 +53,17 @@ use crate::demand::{Demand, Kind};
 use crate::env::EnvHandle;
 use crate::env::{Closable, EnvInner};
 use crate::error::{BindError, BuildError};
-use crate::message::Undelivered;
 use crate::priority::Priority;
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
 use crate::sync::mpsc::MpscQueue;
 use crate::sync::parker::Parker;
 use crossbeam_utils::Backoff;
+use parking_lot::Mutex;
 use std::cell::{Cell, UnsafeCell};
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Weak};
 
 /// Demands taken per queue before looking at the other one (fairness between local and
@@ -122,6 +129,11 @@ pub(crate) struct Queue {
     counters: Arc<EnvCounters>,
     /// Written only by the worker.
     handled: AtomicU64,
+    /// The environment's agents (to count what is drained after closing).
+    slab: Weak<AgentSlab>,
+    /// Whether the consumer has left the closed queue (ground rules); whoever drains it after
+    /// closing holds this lock.
+    left: Mutex<bool>,
 }
 
 // SAFETY: `local` is accessed only by the worker thread (module ground rules); everything
@@ -146,6 +158,8 @@ impl Queue {
             raised: AtomicBool::new(false),
             counters: Arc::clone(&inner.counters),
             handled: AtomicU64::new(0),
+            slab: Arc::downgrade(&inner.slab),
+            left: Mutex::new(false),
         }
     }
 
@@ -170,8 +184,54 @@ impl Queue {
         } else {
             lane.remote.push(demand);
             self.parker.unpark();
+            // After `unpark`'s `SeqCst` fence (ground rules).
+            if self.closed.load(Ordering::Relaxed) {
+                self.drain_if_abandoned();
+            }
         }
         Ok(())
+    }
+
+    /// A demand was pushed as the queue closed: if its consumer has left already, nobody else
+    /// will take it (ground rules).
+    #[cold]
+    #[inline(never)]
+    fn drain_if_abandoned(&self) {
+        let left = self.left.lock();
+        if *left {
+            for lane in self.lanes.iter() {
+                // SAFETY: the consumer has left (under this lock, held): we are the only one
+                // popping.
+                while let Some(d) = unsafe { lane.remote.pop() } {
+                    self.discard_closed(d);
+                }
+            }
+        }
+    }
+
+    /// The consumer leaves the closed queue: it drains what is left, then marks it abandoned
+    /// (ground rules). Only the serving thread may call it, once, after it saw `closed`.
+    fn leave(&self) {
+        fence(Ordering::SeqCst);
+        let mut left = self.left.lock();
+        for lane in self.lanes.iter() {
+            // SAFETY: the serving thread; no other borrow of `local` is alive.
+            while let Some(d) = unsafe { (*lane.local.get()).pop() } {
+                self.discard_closed(d);
+            }
+            // SAFETY: single consumer (the serving thread).
+            while let Some(d) = unsafe { lane.remote.pop() } {
+                self.discard_closed(d);
+            }
+        }
+        *left = true;
+    }
+
+    fn discard_closed(&self, demand: Demand) {
+        match self.slab.upgrade() {
+            Some(slab) => demand.discard_closed(&slab, &self.counters),
+            None => demand.discard(&self.counters),
+        }
     }
 
     /// Remembers that raised event priorities are in use (written once, read per demand).
@@ -245,11 +305,11 @@ impl Drop for Queue {
         // run, counted.
         for lane in self.lanes.iter_mut() {
             while let Some(d) = lane.local.get_mut().pop() {
-                d.discard(Undelivered::Shutdown, &self.counters);
+                d.discard(&self.counters);
             }
             // SAFETY: `&mut self`: no producer and no worker is left, we are the only consumer.
             while let Some(d) = unsafe { lane.remote.pop() } {
-                d.discard(Undelivered::Shutdown, &self.counters);
+                d.discard(&self.counters);
             }
         }
     }
@@ -285,6 +345,7 @@ fn run(queue: Arc<Queue>, slab: Arc<AgentSlab>, env_address: usize) {
     }
     SERVED_QUEUE.set(0);
     worker.publish();
+    queue.leave();
 }
 
 /// The worker's view of its queue (all methods run on the worker thread, or on the thread
@@ -779,6 +840,7 @@ impl Drop for Driver {
     fn drop(&mut self) {
         SERVED_QUEUE.set(0);
         self.queue.close();
+        self.queue.leave();
     }
 }
 

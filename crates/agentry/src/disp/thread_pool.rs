@@ -108,6 +108,7 @@ impl ThreadPoolBuilder {
             self.threads,
             self.max_demands_at_once,
             Arc::clone(&inner.counters),
+            Arc::downgrade(&inner.slab),
         ));
         let deques: Vec<Worker<Arc<AgentQueue>>> =
             (0..self.threads).map(|_| Worker::new_fifo()).collect();

@@ -89,7 +89,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
     // SAFETY: forwarded contract (this thread runs the agent's dispatcher).
     let Some(body) = (unsafe { slab.body_mut(target) }) else {
         observer.before(target, None);
-        demand.discard_gone(counters);
+        demand.discard_gone(slab, counters);
         observer.after(DemandOutcome::AgentGone, None);
         return;
     };

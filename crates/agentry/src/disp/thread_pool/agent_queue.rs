@@ -10,7 +10,7 @@
 use super::pool::Pool;
 use crate::demand::Demand;
 use crate::disp::event_lanes::EventLanes;
-use crate::message::Undelivered;
+use crate::slab::AgentSlab;
 use crate::sync::mpsc::MpscQueue;
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
@@ -63,8 +63,28 @@ impl AgentQueue {
         self.demands.push(demand);
         if self.state.notify() {
             self.pool.schedule(Arc::clone(self));
+            self.pool.drained_if_abandoned();
         }
         Ok(())
+    }
+
+    /// Takes every demand of a queue scheduled on a pool whose workers have left, counting
+    /// each message as its agent's (`pool.rs` ground rules). The caller took the queue from a
+    /// ready queue and holds the pool's `left` lock.
+    pub(super) fn drain_closed(&self, slab: Option<&AgentSlab>) {
+        loop {
+            self.state.start();
+            // SAFETY: started above by the only thread taking queues from the closed pool.
+            while let Some(d) = unsafe { self.pop() } {
+                match slab {
+                    Some(slab) => d.discard_closed(slab, &self.pool.counters),
+                    None => d.discard(&self.pool.counters),
+                }
+            }
+            if !self.state.stop() {
+                break;
+            }
+        }
     }
 
     /// The next demand.
@@ -121,12 +141,12 @@ impl Drop for AgentQueue {
     fn drop(&mut self) {
         if let Some(sorted) = self.sorted.get_mut() {
             while let Some(d) = sorted.pop() {
-                d.discard(Undelivered::Shutdown, &self.pool.counters);
+                d.discard(&self.pool.counters);
             }
         }
         // SAFETY: `&mut self`: no thread runs the queue any more.
         while let Some(d) = unsafe { self.demands.pop() } {
-            d.discard(Undelivered::Shutdown, &self.pool.counters);
+            d.discard(&self.pool.counters);
         }
     }
 }

@@ -13,8 +13,17 @@
 //! - A worker that gives up searching registers as idle, then parks through its own parker
 //!   (`sync/parker.rs`), whose fence pairs with the producer's: either the worker's last look
 //!   finds the new work, or the producer sees it idle and wakes it.
+//! - Closing: workers run what is ready, then *leave* one by one ([`Pool::leave`]): each
+//!   issues a `SeqCst` fence, then under the `left` lock drains the queues still in the
+//!   injector (what was scheduled in the race with closing), counting each message as its
+//!   agent's; the last marks the pool abandoned. A producer that scheduled a queue checks
+//!   `closed` again behind the fence of its wake-up ([`Pool::drained_if_abandoned`]): either
+//!   a leaving worker's drain sees the queue, or the producer sees `closed` and — under the
+//!   same lock — drains the abandoned pool itself. A message accepted in the race with
+//!   closing is never left uncounted in a queue nobody runs.
 
 use super::agent_queue::AgentQueue;
+use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
 use crate::sync::parker::Parker;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -22,7 +31,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 thread_local! {
     /// The pool this thread works for, with its index and local deque.
@@ -60,6 +69,11 @@ pub(crate) struct Pool {
     closed: AtomicBool,
     /// Demands handled, per worker (single writer each).
     handled: Box<[CachePadded<AtomicU64>]>,
+    /// The environment's agents (to count what is drained after closing).
+    slab: Weak<AgentSlab>,
+    /// Workers that have left the closed pool (ground rules); whoever drains it after closing
+    /// holds this lock.
+    left: Mutex<usize>,
 }
 
 impl Pool {
@@ -69,6 +83,7 @@ impl Pool {
         threads: usize,
         max_demands_at_once: usize,
         counters: Arc<EnvCounters>,
+        slab: Weak<AgentSlab>,
     ) -> Self {
         Pool {
             name,
@@ -86,6 +101,8 @@ impl Pool {
             handled: (0..threads)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
+            slab,
+            left: Mutex::new(0),
         }
     }
 
@@ -275,10 +292,39 @@ impl Pool {
         }));
     }
 
-    /// Leaves the calling worker thread; queues left in its deque are dropped (their demands
-    /// discarded and counted).
+    /// The calling worker leaves the closed pool, draining what was scheduled in the race
+    /// with closing (ground rules). Its own deque is empty: it left its loop when it found no
+    /// work, and only it pushes there.
     pub(super) fn leave(&self) {
         LOCAL.set(None);
+        fence(Ordering::SeqCst);
+        let mut left = self.left.lock();
+        self.drain_injector();
+        *left += 1;
+    }
+
+    /// A producer scheduled a queue: if the pool closed and every worker has left, nobody else
+    /// will run it (ground rules). Call after the wake-up's fence (`schedule`).
+    pub(super) fn drained_if_abandoned(&self) {
+        if !self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let left = self.left.lock();
+        if *left == self.threads {
+            self.drain_injector();
+        }
+    }
+
+    /// Drains every queue in the injector, counting each message as its agent's (the caller
+    /// holds `left`, so it alone takes queues from a closed pool).
+    fn drain_injector(&self) {
+        loop {
+            match self.injector.steal() {
+                Steal::Success(queue) => queue.drain_closed(self.slab.upgrade().as_deref()),
+                Steal::Empty => break,
+                Steal::Retry => {}
+            }
+        }
     }
 
     pub(super) fn count_handled(&self, index: usize, n: u64) {
