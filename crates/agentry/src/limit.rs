@@ -172,6 +172,7 @@ impl LimitEntry {
                 match one_level_deeper(|| to.send(message.take().expect("invariant: taken once"))) {
                     Some(()) => {
                         counters.limit_redirected.fetch_add(1, Ordering::Relaxed);
+                        agent.stats.redirected.fetch_add(1, Ordering::Relaxed);
                         self.trace(agent, Outcome::Redirected);
                         Ok(())
                     }
@@ -203,6 +204,7 @@ impl LimitEntry {
                     }
                     Some(()) => {
                         counters.limit_transformed.fetch_add(1, Ordering::Relaxed);
+                        agent.stats.redirected.fetch_add(1, Ordering::Relaxed);
                         self.trace(agent, Outcome::Transformed);
                         Ok(())
                     }

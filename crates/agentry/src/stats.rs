@@ -117,6 +117,14 @@ impl EnvCounters {
 }
 
 /// A snapshot of one agent's counters ([`Mbox::stats`](crate::Mbox::stats)).
+///
+/// Every message sent to the agent — through its mbox, or delivered to it by a multi mbox
+/// whose delivery filter accepted it — is in exactly one of `handled`, `unhandled`,
+/// `insend_handled`, `redirected` and `dropped` once it has been taken care of:
+/// `handled + unhandled + insend_handled + redirected + dropped == sent`, exactly, also for
+/// messages racing the agent's deregistration (`docs/SEMANTICS.md` §12). Messages a
+/// supervised agent keeps for its next incarnation, or holds while its coop starts, are in
+/// none until they are handled or dropped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AgentStats {
@@ -126,15 +134,22 @@ pub struct AgentStats {
     pub unhandled: u64,
     /// Messages its insend handlers handled.
     pub insend_handled: u64,
-    /// Sends refused because it was not running.
+    /// Messages for it refused or discarded because it was not running — not registered yet,
+    /// gone (also a message that raced its deregistration and was discarded behind its finish
+    /// demand), stopped after a failure, or its coop failed to start or is being
+    /// deregistered. Its share of `EnvStats::dead_letters`; part of `dropped`.
     pub refused: u64,
     /// Messages its message limits dropped.
     pub limit_dropped: u64,
+    /// Messages its message limits handed to another destination (`Overload::Redirect` or
+    /// `Overload::Transform`).
+    pub redirected: u64,
     /// Panics in its handlers, hooks, insend handlers, filters and overload transforms.
     pub panics: u64,
-    /// Messages for it that no handler of it took: refused (`refused`), dropped by its limits
-    /// (`limit_dropped`), its cancelled timers' messages discarded from its queue, and
-    /// messages it held for a next incarnation when its coop was deregistered.
+    /// Messages for it that no handler of it took and never will: refused (`refused`),
+    /// dropped by its limits (`limit_dropped`, including redirect loops cut at it), a panicking
+    /// overload transform's message, its cancelled timers' messages discarded from its queue,
+    /// and messages its dispatcher dropped as it shut down.
     pub dropped: u64,
     /// Times its supervisor restarted it (its mbox, counters and stats span incarnations).
     pub restarts: u64,
@@ -156,6 +171,7 @@ impl AgentStats {
             insend_handled: r(&c.insend_handled),
             refused: r(&c.refused),
             limit_dropped: r(&c.limit_dropped),
+            redirected: r(&c.redirected),
             panics: r(&c.panics),
             dropped: r(&c.dropped),
             restarts: r(&c.restarts),

@@ -85,6 +85,7 @@ pub(crate) struct AgentCounters {
     pub(crate) insend_handled: AtomicU64,
     pub(crate) refused: AtomicU64,
     pub(crate) limit_dropped: AtomicU64,
+    pub(crate) redirected: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) dropped: AtomicU64,
     pub(crate) restarts: AtomicU64,
@@ -257,9 +258,9 @@ impl AgentShared {
                 },
             });
         }
-        if ok {
-            self.stats.insend_handled.fetch_add(1, Ordering::Relaxed);
-        } else {
+        // A panicking insend handler took the message too (as a panicking queued handler does).
+        self.stats.insend_handled.fetch_add(1, Ordering::Relaxed);
+        if !ok {
             self.stats.panics.fetch_add(1, Ordering::Relaxed);
             self.counters.panics.fetch_add(1, Ordering::Relaxed);
             tracing::error!(agent = %id, agent_type = self.agent_type, "insend handler panicked");
