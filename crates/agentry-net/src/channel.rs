@@ -996,12 +996,6 @@ impl Channel {
             tracing::debug!(conn = %self.conn, error = %e, "deregistering the socket failed");
         }
         self.stream = None;
-        self.free_slot();
-    }
-
-    /// Gives the listener's slot back — before the peer can see the close, so that a client
-    /// that saw its connection end finds the slot free when it reconnects.
-    fn free_slot(&mut self) {
         if let Origin::Accepted { slot, .. } = &mut self.origin {
             *slot = None;
         }
@@ -1013,7 +1007,6 @@ impl Channel {
             return;
         }
         self.phase = Phase::Closed;
-        self.free_slot();
         if self.wbuf.is_empty()
             && let Some(stream) = &self.stream
         {
