@@ -9,24 +9,33 @@
 //!   sessions.
 //! - Commands: `/nick <name>`; `/quit` (the session sends `Close`: the goodbye it sent
 //!   before is flushed first).
-//! - Untrusted clients: lines of at most 1 KiB (a longer one closes that connection with
-//!   `FrameTooBig`), at most 1,000 clients, closed after 5 minutes of silence; a client that
-//!   does not read is disconnected once 1 MiB is waiting for it (`WriteOverflow`) and does
-//!   not slow the room down.
+//! - Untrusted clients, with limits from the command line (`support/limits.rs`); by default:
+//!   lines of at most 1 KiB (a longer one closes that connection with `FrameTooBig`), a line
+//!   finished within 30 s of its first byte (a client trickling a line is closed with
+//!   `FrameTimeout` and does not keep its slot), at most 1,000 clients, closed after 5
+//!   minutes of silence; a client that does not read is disconnected once 1 MiB is waiting
+//!   for it (`WriteOverflow`) and does not slow the room down. No minimum rate (people
+//!   chatting are slow and listen more than they talk) and no lifetime, unless asked for.
 //!
 //! ```text
 //! cargo run -p agentry-net --example chat_server          # listens on 127.0.0.1:7008
+//! cargo run -p agentry-net --example chat_server -- 0.0.0.0:7008 --frame-timeout 10s \
+//!     --max-connections 200 --max-lifetime 8h
 //! nc 127.0.0.1 7008
 //! ```
 
 use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, MultiMbox};
 use agentry_net::{
     Accepted, ChannelConfig, Close, Closed, ConnId, ConnOwner, Frame, Framing, IoDispatcher,
-    ListenerConfig, NetStats, SendFrame,
+    NetStats, SendFrame,
 };
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+
+#[path = "support/limits.rs"]
+mod limits;
+use limits::Limits;
 
 /// A line said in the room.
 struct Said {
@@ -112,45 +121,33 @@ impl Agent for Session {
     }
 }
 
-/// How the chat server is set up (the test shrinks the limits).
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Io threads.
-    pub threads: usize,
-    /// Bytes waiting for a client before it is disconnected.
-    pub write_max: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            threads: 2,
-            write_max: 1024 * 1024,
-        }
+/// The chat server's limits when no flag changes them (the tests shrink some).
+pub fn default_limits() -> Limits {
+    Limits {
+        threads: 2,
+        max_connections: 1000,
+        max_frame: 1024,
+        write_max: 1024 * 1024,
+        idle_timeout: Some(Duration::from_secs(300)),
+        frame_timeout: Some(Duration::from_secs(30)),
+        min_rate: None,
+        max_lifetime: None,
     }
 }
 
-/// Runs the chat server on `addr` until the environment is stopped; `ready` gets the bound
-/// address and a handle to stop it. Returns the final counters.
+/// Runs the chat server on `addr` with `limits` until the environment is stopped; `ready`
+/// gets the bound address and a handle to stop it. Returns the final counters.
 pub fn run(
     addr: SocketAddr,
-    options: Options,
+    limits: &Limits,
     ready: impl FnOnce(SocketAddr, EnvHandle),
 ) -> Result<NetStats, Box<dyn std::error::Error>> {
     let env = Env::builder().autoshutdown(false).build()?;
     let io = IoDispatcher::builder("chat")
-        .threads(options.threads)
+        .threads(limits.threads)
         .build(env.handle())?;
     let room = env.handle().create_mbox();
-    let channel = ChannelConfig::default()
-        .framing(Framing::Lines)
-        .max_frame(1024)
-        .idle_timeout(Some(Duration::from_secs(300)))
-        .write_watermarks(options.write_max / 16, options.write_max / 4)
-        .write_max(options.write_max);
-    let config = ListenerConfig::default()
-        .channel(channel)
-        .max_connections(1000);
+    let config = limits.listener(ChannelConfig::default().framing(Framing::Lines));
     let owner = ConnOwner::per_connection(move |info, coop| {
         coop.add_with(
             Session {
@@ -170,11 +167,15 @@ pub fn run(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:7008".into())
-        .parse()?;
-    let stats = run(addr, Options::default(), |addr, _| {
+    let (addr, limits) = match default_limits().parse(std::env::args().skip(1), false) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            eprintln!("chat_server: {message}");
+            std::process::exit(2);
+        }
+    };
+    let addr = addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7008)));
+    let stats = run(addr, &limits, |addr, _| {
         println!(
             "chat server on {addr} (try: nc {} {})",
             addr.ip(),
@@ -187,8 +188,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Options, run};
+    use super::{default_limits, run};
+    use agentry::EnvHandle;
+    use agentry_net::NetStats;
     use std::io::{BufRead, BufReader, Write};
+    use std::net::SocketAddr;
     use std::net::TcpStream;
     use std::sync::mpsc;
     use std::time::Duration;
@@ -250,24 +254,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_room_relays_lines_and_survives_bad_clients() {
+    /// Starts the server with the defaults changed by `flags`.
+    fn start(flags: &[&str]) -> (SocketAddr, EnvHandle, std::thread::JoinHandle<NetStats>) {
+        let args = ["127.0.0.1:0"].iter().chain(flags).map(|a| a.to_string());
+        let (addr, limits) = default_limits().parse(args, false).expect("flags");
         let (ready_tx, ready_rx) = mpsc::channel();
-        let options = Options {
-            threads: 2,
-            write_max: 64 * 1024,
-        };
         let server = std::thread::spawn(move || {
-            run(
-                "127.0.0.1:0".parse().expect("addr"),
-                options,
-                move |addr, env| {
-                    let _ = ready_tx.send((addr, env));
-                },
-            )
+            run(addr.expect("an address"), &limits, move |addr, env| {
+                let _ = ready_tx.send((addr, env));
+            })
             .expect("server ran")
         });
         let (addr, env) = ready_rx.recv_timeout(DEADLINE).expect("server ready");
+        (addr, env, server)
+    }
+
+    #[test]
+    fn the_room_relays_lines_and_survives_bad_clients() {
+        let (addr, env, server) = start(&["--write-max", "65536"]);
 
         let mut alice = Client::join(addr);
         alice.send("/nick alice");
@@ -323,6 +327,38 @@ mod tests {
         assert_eq!(stats.closed_frame_too_big, 1);
         assert_eq!(stats.closed_write_overflow, 1, "the sleeper");
         assert_eq!(stats.closed_by_owner, 1, "bob's /quit");
+        assert_eq!(stats.open(), 0);
+    }
+
+    #[test]
+    fn a_client_that_never_finishes_its_line_is_closed_at_the_frame_deadline() {
+        let (addr, env, server) = start(&["--frame-timeout", "300ms", "--max-connections", "3"]);
+        let mut alice = Client::join(addr);
+        // A client trickles a line a byte every 50 ms: active, but never done.
+        let mut slow = TcpStream::connect(addr).expect("connected");
+        assert!(alice.line().ends_with(" joined"));
+        let trickler = std::thread::spawn(move || {
+            for _ in 0..200 {
+                if slow.write_all(b"z").is_err() {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+        // It is closed at the deadline and leaves the room; the room goes on.
+        assert!(alice.line().ends_with(" left"));
+        assert!(trickler.join().expect("trickler"), "the server closed it");
+        let mut bob = Client::join(addr);
+        assert!(alice.line().ends_with(" joined"));
+        bob.send("made it");
+        assert!(alice.said().ends_with(": made it"));
+        drop((alice, bob));
+        env.stop();
+        let stats = server.join().expect("server thread");
+        assert_eq!(stats.closed_frame_timeout, 1);
+        assert_eq!(stats.accepted, 3);
+        assert_eq!(stats.refused_over_limit, 0);
         assert_eq!(stats.open(), 0);
     }
 }

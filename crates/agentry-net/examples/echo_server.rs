@@ -6,21 +6,46 @@
 //! - Backpressure needs no code here: a client that sends without reading fills its
 //!   channel's write buffer to the high watermark, the channel stops reading, and TCP holds
 //!   the client back. The owner only logs `WriteHigh` / `WriteLow`.
-//! - Untrusted clients: at most 1,000 connections, closed after 60 s of silence.
+//! - Untrusted clients, with limits from the command line (`support/limits.rs`): by default
+//!   at most 1,000 connections, closed after 60 s of silence and after 10 minutes whatever
+//!   they do, 4 MiB waiting for a client that does not read. The stream is raw bytes, so
+//!   there is no frame deadline; a client trickling a byte a second is bounded by the
+//!   lifetime, or, with `--min-rate`, closed within a window. The minimum rate is off by
+//!   default because a person typing into `nc` is slow too; for machine clients, turn it on.
 //!
 //! ```text
 //! cargo run -p agentry-net --example echo_server          # listens on 127.0.0.1:7007
+//! cargo run -p agentry-net --example echo_server -- 0.0.0.0:7007 --min-rate 64/10s \
+//!     --max-connections 10000 --max-lifetime 1h
 //! nc 127.0.0.1 7007
 //! ```
 
 use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox};
 use agentry_net::{
-    Accepted, ChannelConfig, Closed, ConnId, ConnOwner, IoDispatcher, ListenerConfig, NetStats,
-    Received, SendBytes, WriteHigh, WriteLow,
+    Accepted, ChannelConfig, Closed, ConnId, ConnOwner, IoDispatcher, NetStats, Received,
+    SendBytes, WriteHigh, WriteLow,
 };
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
+
+#[path = "support/limits.rs"]
+mod limits;
+use limits::Limits;
+
+/// The echo server's limits when no flag changes them.
+pub fn default_limits() -> Limits {
+    Limits {
+        threads: 1,
+        max_connections: 1000,
+        max_frame: ChannelConfig::default().max_frame,
+        write_max: 4 * 1024 * 1024,
+        idle_timeout: Some(Duration::from_secs(60)),
+        frame_timeout: None,
+        min_rate: None,
+        max_lifetime: Some(Duration::from_secs(600)),
+    }
+}
 
 /// Echoes every connection's bytes back to it.
 #[derive(Default)]
@@ -55,20 +80,21 @@ impl Agent for Echo {
     }
 }
 
-/// Runs the echo server on `addr` until the environment is stopped; `ready` gets the bound
-/// address and a handle to stop it. Returns the final counters.
+/// Runs the echo server on `addr` with `limits` until the environment is stopped; `ready`
+/// gets the bound address and a handle to stop it. Returns the final counters.
 pub fn run(
     addr: SocketAddr,
+    limits: &Limits,
     ready: impl FnOnce(SocketAddr, EnvHandle),
 ) -> Result<NetStats, Box<dyn std::error::Error>> {
     let env = Env::builder().autoshutdown(false).build()?;
-    let io = IoDispatcher::new(env.handle(), "echo")?;
+    let io = IoDispatcher::builder("echo")
+        .threads(limits.threads)
+        .build(env.handle())?;
     let mut coop = env.handle().new_coop();
     let echo = coop.add_with(Echo::default(), &io.binder());
     env.handle().register_coop(coop)?;
-    let config = ListenerConfig::default()
-        .max_connections(1000)
-        .channel(ChannelConfig::default().idle_timeout(Some(Duration::from_secs(60))));
+    let config = limits.listener(ChannelConfig::default());
     let listener = io.listen(addr, config, ConnOwner::Mbox(echo))?;
     ready(listener.local_addr(), env.handle().clone());
     env.run();
@@ -77,11 +103,15 @@ pub fn run(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:7007".into())
-        .parse()?;
-    let stats = run(addr, |addr, _| {
+    let (addr, limits) = match default_limits().parse(std::env::args().skip(1), true) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            eprintln!("echo_server: {message}");
+            std::process::exit(2);
+        }
+    };
+    let addr = addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7007)));
+    let stats = run(addr, &limits, |addr, _| {
         println!(
             "echo server on {addr} (try: nc {} {})",
             addr.ip(),
@@ -94,7 +124,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[cfg(test)]
 mod tests {
-    use super::run;
+    use super::{default_limits, run};
+    use agentry_net::{CloseReason, MinRate};
     use std::io::{self, Read, Write};
     use std::net::{Shutdown, TcpStream};
     use std::sync::mpsc;
@@ -113,9 +144,13 @@ mod tests {
     fn echoes_concurrent_clients_while_one_floods_without_reading() {
         let (ready_tx, ready_rx) = mpsc::channel();
         let server = std::thread::spawn(move || {
-            run("127.0.0.1:0".parse().expect("addr"), move |addr, env| {
-                let _ = ready_tx.send((addr, env));
-            })
+            run(
+                "127.0.0.1:0".parse().expect("addr"),
+                &default_limits(),
+                move |addr, env| {
+                    let _ = ready_tx.send((addr, env));
+                },
+            )
             .expect("server ran")
         });
         let (addr, env) = ready_rx.recv_timeout(DEADLINE).expect("server ready");
@@ -175,6 +210,77 @@ mod tests {
             "paused, never over the maximum"
         );
         assert!(stats.closed_peer >= 3);
+        assert_eq!(stats.open(), 0);
+    }
+
+    #[test]
+    fn slow_and_silent_clients_are_closed_below_the_minimum_rate_from_the_command_line() {
+        let args = [
+            "127.0.0.1:0",
+            "--min-rate",
+            "64/200ms",
+            "--max-connections",
+            "3",
+        ];
+        let (addr, limits) = default_limits()
+            .parse(args.map(String::from), true)
+            .expect("flags");
+        let min = MinRate::new(64, Duration::from_millis(200));
+        assert_eq!(limits.min_rate, Some(min));
+        assert_eq!(limits.max_connections, 3);
+        assert!(
+            default_limits()
+                .parse(["--frame-timeout".into(), "1s".into()], true)
+                .is_err(),
+            "a raw server has no frames"
+        );
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let server = std::thread::spawn(move || {
+            run(addr.expect("an address"), &limits, move |addr, env| {
+                let _ = ready_tx.send((addr, env));
+            })
+            .expect("server ran")
+        });
+        let (addr, env) = ready_rx.recv_timeout(DEADLINE).expect("server ready");
+
+        // A busy client is echoed.
+        let mut busy = client(addr);
+        for round in 0..20u8 {
+            busy.write_all(&[round; 100]).expect("written");
+            let mut back = [0u8; 100];
+            busy.read_exact(&mut back).expect("echoed");
+            assert_eq!(back, [round; 100]);
+        }
+        busy.shutdown(Shutdown::Write).expect("half close");
+        let mut rest = Vec::new();
+        busy.read_to_end(&mut rest).expect("closed");
+        // One client sends a byte every 50 ms, another nothing: both are below 64 bytes per
+        // 200 ms, and the server closes them.
+        let mut silent = client(addr);
+        let mut slow = client(addr);
+        let trickler = std::thread::spawn(move || {
+            for _ in 0..200 {
+                if slow.write_all(b".").is_err() {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+        let mut rest = Vec::new();
+        match silent.read_to_end(&mut rest) {
+            Ok(_) => assert!(rest.is_empty()),
+            Err(e) => assert_eq!(e.kind(), io::ErrorKind::ConnectionReset),
+        }
+        assert!(trickler.join().expect("trickler"), "the server closed it");
+        env.stop();
+        let stats = server.join().expect("server thread");
+        assert_eq!(stats.accepted, 3);
+        assert_eq!((stats.closed_peer, stats.closed_below_min_rate), (1, 2));
+        assert_eq!(
+            stats.closed_for(&CloseReason::BelowMinRate { received: 0, min }),
+            2
+        );
         assert_eq!(stats.open(), 0);
     }
 }

@@ -23,8 +23,8 @@
 //!   the owner's queue by `inbound_max` bytes of received data: nothing grows with what a
 //!   peer sends or refuses to read.
 //! - Closing happens once (`shut`), for one reason, counted once in the thread's counters;
-//!   the owner's last message from the channel is `Closed`. For a peer's end of stream, an
-//!   idle timeout, an oversized frame or the owner's `Close`, the channel then *drains*: it
+//!   the owner's last message from the channel is `Closed`. For a peer's end of stream, a
+//!   time limit, an oversized frame or the owner's `Close`, the channel then *drains*: it
 //!   reads no more, but keeps writing until the owner has dropped every message it was given
 //!   (`Closed` included, which holds one byte of inbound credit) and the write buffer is
 //!   empty, bounded by `linger`. Whatever the owner sent while handling those messages is
@@ -32,10 +32,14 @@
 //!   arrive in order), so a reply to the last request is not lost. Errors, write overflow and
 //!   shutdown tear down at once. Teardown closes the socket and deregisters the channel's coop
 //!   (for a per-connection owner, the owner goes with it).
-//! - Idle timeout: one agentry timer per idle period (not per message): at expiry the
-//!   channel compares the time of its last byte in or out with the timeout and either closes
-//!   or re-arms for the remainder.
+//! - Time limits (idle timeout, frame deadline, minimum receive rate, maximum lifetime): one
+//!   agentry timer per limit and period, never one per message or frame; at expiry the
+//!   channel asks its `Limits` (`channel/limits.rs`, sans-IO) whether to close or to re-arm
+//!   for the remainder. A read costs them at most one clock read. While the channel holds
+//!   reading itself (owner's pause, write high, credit), the frame and rate limits are not
+//!   charged to the peer.
 
+mod limits;
 mod write_buffer;
 
 use crate::config::ChannelConfig;
@@ -51,6 +55,7 @@ use crate::messages::{
 use crate::reactor::{self, IoReady, Readiness};
 use crate::stats::Counters;
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, TimerHandle, UserError};
+use limits::{Limits, Verdict};
 use mio::Interest;
 use mio::net::TcpStream;
 use std::cell::RefCell;
@@ -72,6 +77,12 @@ thread_local! {
 struct ReadMore;
 /// Check the idle timeout.
 struct IdleCheck;
+/// Check the frame deadline.
+struct FrameCheck;
+/// A minimum-rate window is over.
+struct RateCheck;
+/// The maximum lifetime is over.
+struct LifetimeOver;
 /// The linger time after `Close` is over.
 struct LingerExpired;
 /// The connect timeout is over.
@@ -127,8 +138,13 @@ pub(crate) struct Channel {
     owner_closed: bool,
     write_paused: bool,
     high_reported: bool,
-    last_activity: Instant,
+    /// Reading stopped because the owner's inbound credit is used up (until `CreditReturned`).
+    credit_parked: bool,
+    limits: Limits,
     idle_timer: Option<TimerHandle>,
+    frame_timer: Option<TimerHandle>,
+    rate_timer: Option<TimerHandle>,
+    lifetime_timer: Option<TimerHandle>,
     /// The connect timeout while connecting, the linger timer while closing.
     phase_timer: Option<TimerHandle>,
     bytes_in: u64,
@@ -147,6 +163,7 @@ impl Channel {
             owner,
             pending_owner,
             decoder: Decoder::new(config.framing, config.max_frame),
+            limits: Limits::new(&config, Instant::now()),
             config,
             origin,
             stream: None,
@@ -162,8 +179,11 @@ impl Channel {
             owner_closed: false,
             write_paused: false,
             high_reported: false,
-            last_activity: Instant::now(),
+            credit_parked: false,
             idle_timer: None,
+            frame_timer: None,
+            rate_timer: None,
+            lifetime_timer: None,
             phase_timer: None,
             bytes_in: 0,
             bytes_out: 0,
@@ -230,6 +250,9 @@ impl Agent for Channel {
             .on(Channel::on_read_more)?
             .on(Channel::on_credit_returned)?
             .on(Channel::on_idle_check)?
+            .on(Channel::on_frame_check)?
+            .on(Channel::on_rate_check)?
+            .on(Channel::on_lifetime_over)?
             .on(Channel::on_linger_expired)?
             .on(Channel::on_connect_timeout)?;
         Ok(())
@@ -283,7 +306,7 @@ impl Channel {
             self.close(ctx, CloseReason::Error(e.kind()));
             return;
         }
-        self.start_idle_timer(ctx);
+        self.start_limits(ctx);
     }
 
     /// The accepted connection is open: counted, and the owner's first message sent (so
@@ -373,7 +396,7 @@ impl Channel {
             peer,
             local,
         });
-        self.start_idle_timer(ctx);
+        self.start_limits(ctx);
         // Sends made while connecting were buffered.
         self.flush(ctx);
         if self.phase == Phase::Open && ready.is_readable() {
@@ -487,6 +510,7 @@ impl Channel {
 
     fn on_pause(&mut self, _ctx: &mut Ctx<Self>, _: PauseReading) {
         self.owner_paused = true;
+        self.sync_hold();
     }
 
     fn on_resume(&mut self, ctx: &mut Ctx<Self>, _: ResumeReading) {
@@ -500,6 +524,7 @@ impl Channel {
     }
 
     fn on_credit_returned(&mut self, ctx: &mut Ctx<Self>, _: CreditReturned) {
+        self.credit_parked = false;
         match self.phase {
             Phase::Open => self.resume_reading(ctx),
             Phase::Draining => self.finish_draining(ctx),
@@ -507,19 +532,67 @@ impl Channel {
         }
     }
 
+    // Each check decides from the state alone (see `limits.rs`): an expiry whose timer was
+    // replaced meanwhile does no harm.
+
     fn on_idle_check(&mut self, ctx: &mut Ctx<Self>, _: IdleCheck) {
-        let Some(timeout) = self.config.idle_timeout else {
-            return;
-        };
+        self.idle_timer = None;
         if self.phase != Phase::Open {
             return;
         }
-        let idle = self.last_activity.elapsed();
-        if idle >= timeout {
-            tracing::debug!(conn = %self.conn, ?idle, "idle timeout");
-            self.close(ctx, CloseReason::IdleTimeout);
-        } else {
-            self.idle_timer = Some(ctx.send_delayed(ctx.mbox(), timeout - idle, IdleCheck));
+        match self.limits.idle_check(Instant::now()) {
+            Verdict::Expired => {
+                tracing::debug!(conn = %self.conn, "idle timeout");
+                self.close(ctx, CloseReason::IdleTimeout);
+            }
+            Verdict::RearmIn(left) => {
+                self.idle_timer = Some(ctx.send_delayed(ctx.mbox(), left, IdleCheck));
+            }
+            Verdict::Disarm => {}
+        }
+    }
+
+    fn on_frame_check(&mut self, ctx: &mut Ctx<Self>, _: FrameCheck) {
+        self.frame_timer = None;
+        if self.phase != Phase::Open {
+            return;
+        }
+        match self.limits.frame_check(Instant::now()) {
+            Verdict::Expired => {
+                let partial = self.decoder.partial();
+                tracing::warn!(conn = %self.conn, partial, "frame not finished in time");
+                self.close(ctx, CloseReason::FrameTimeout { partial });
+            }
+            Verdict::RearmIn(left) => {
+                self.frame_timer = Some(ctx.send_delayed(ctx.mbox(), left, FrameCheck));
+            }
+            Verdict::Disarm => {}
+        }
+    }
+
+    fn on_rate_check(&mut self, ctx: &mut Ctx<Self>, _: RateCheck) {
+        self.rate_timer = None;
+        if self.phase != Phase::Open {
+            return;
+        }
+        let (verdict, received) = self.limits.rate_check(self.bytes_in);
+        match (verdict, self.config.min_receive_rate) {
+            (Verdict::Expired, Some(min)) => {
+                tracing::warn!(conn = %self.conn, received, ?min, "receiving below the minimum rate");
+                self.close(ctx, CloseReason::BelowMinRate { received, min });
+            }
+            (Verdict::RearmIn(window), _) => {
+                self.rate_timer = Some(ctx.send_delayed(ctx.mbox(), window, RateCheck));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_lifetime_over(&mut self, ctx: &mut Ctx<Self>, _: LifetimeOver) {
+        self.lifetime_timer = None;
+        if self.phase == Phase::Open {
+            tracing::debug!(conn = %self.conn, "maximum lifetime reached");
+            self.close(ctx, CloseReason::LifetimeExceeded);
         }
     }
 
@@ -544,21 +617,29 @@ impl Channel {
     // ---- reading --------------------------------------------------------------------------
 
     fn resume_reading(&mut self, ctx: &mut Ctx<Self>) {
+        self.sync_hold();
         if self.phase == Phase::Open && self.read_pending {
             self.read(ctx);
         }
     }
 
+    /// Tells the time limits whether the channel holds reading itself (then the peer is not
+    /// charged for the time).
+    fn sync_hold(&mut self) {
+        let held = self.owner_paused || self.write_paused || self.credit_parked;
+        self.limits.set_held(held, Instant::now);
+    }
+
     /// False if reading must stop for now (and counts a credit pause).
     fn may_read(&mut self) -> bool {
-        if self.owner_paused || self.write_paused {
-            return false;
+        if !(self.owner_paused || self.write_paused) {
+            self.credit_parked = self.credit.as_ref().is_some_and(|c| c.exhausted());
+            if self.credit_parked {
+                Counters::add(&self.counters.read_pauses, 1);
+            }
         }
-        if self.credit.as_ref().is_some_and(|c| c.exhausted()) {
-            Counters::add(&self.counters.read_pauses, 1);
-            return false;
-        }
-        true
+        self.sync_hold();
+        !(self.owner_paused || self.write_paused || self.credit_parked)
     }
 
     fn read(&mut self, ctx: &mut Ctx<Self>) {
@@ -577,7 +658,14 @@ impl Channel {
                 return;
             }
             reads += 1;
-            match self.read_once() {
+            let outcome = self.read_once();
+            if self.frame_timer.is_none()
+                && self.limits.frame_running()
+                && let Some(timeout) = self.limits.frame_timeout()
+            {
+                self.frame_timer = Some(ctx.send_delayed(ctx.mbox(), timeout, FrameCheck));
+            }
+            match outcome {
                 Ok(ReadOutcome::Data) => {}
                 Ok(ReadOutcome::Drained) => {
                     self.read_pending = false;
@@ -618,7 +706,7 @@ impl Channel {
             conn,
             config,
             bytes_in,
-            last_activity,
+            limits,
             read_closed_seen,
             ..
         } = self;
@@ -636,9 +724,6 @@ impl Channel {
                     Ok(n) => {
                         *bytes_in += n as u64;
                         Counters::add(&counters.bytes_in, n as u64);
-                        if config.idle_timeout.is_some() {
-                            *last_activity = Instant::now();
-                        }
                         let raw = config.framing == Framing::Raw;
                         let mut frames = 0u64;
                         let fed = decoder.feed(&buf[..n], |data, wire| {
@@ -661,6 +746,7 @@ impl Channel {
                         if frames > 0 {
                             Counters::add(&counters.frames_in, frames);
                         }
+                        limits.after_read(frames, decoder.partial(), Instant::now);
                         return match fed {
                             // A short read emptied the socket's receive queue: data arriving
                             // later raises a new edge, so no need to read until WouldBlock
@@ -748,6 +834,7 @@ impl Channel {
             if self.config.pause_reading_on_write_high {
                 self.write_paused = true;
                 Counters::add(&self.counters.read_pauses, 1);
+                self.sync_hold();
             }
         }
     }
@@ -756,8 +843,8 @@ impl Channel {
         if n > 0 {
             self.bytes_out += n;
             Counters::add(&self.counters.bytes_out, n);
-            if self.config.idle_timeout.is_some() {
-                self.last_activity = Instant::now();
+            if self.limits.idle_timeout().is_some() {
+                self.limits.sent(Instant::now());
             }
         }
     }
@@ -810,11 +897,26 @@ impl Channel {
 
     // ---- closing --------------------------------------------------------------------------
 
-    fn start_idle_timer(&mut self, ctx: &mut Ctx<Self>) {
-        if let Some(timeout) = self.config.idle_timeout {
-            self.last_activity = Instant::now();
+    /// The connection is open: the idle period, the first rate window and the lifetime
+    /// begin (the frame deadline begins with a frame).
+    fn start_limits(&mut self, ctx: &mut Ctx<Self>) {
+        self.limits.opened(Instant::now(), self.bytes_in);
+        if let Some(timeout) = self.limits.idle_timeout() {
             self.idle_timer = Some(ctx.send_delayed(ctx.mbox(), timeout, IdleCheck));
         }
+        if let Some(window) = self.limits.rate_window() {
+            self.rate_timer = Some(ctx.send_delayed(ctx.mbox(), window, RateCheck));
+        }
+        if let Some(lifetime) = self.config.max_lifetime {
+            self.lifetime_timer = Some(ctx.send_delayed(ctx.mbox(), lifetime, LifetimeOver));
+        }
+    }
+
+    fn cancel_limits(&mut self) {
+        self.idle_timer = None;
+        self.frame_timer = None;
+        self.rate_timer = None;
+        self.lifetime_timer = None;
     }
 
     /// Closes the connection for `reason`: the owner gets `Closed`; then the channel drains
@@ -829,6 +931,9 @@ impl Channel {
                 | CloseReason::PeerClosedMidFrame { .. }
                 | CloseReason::IdleTimeout
                 | CloseReason::FrameTooBig { .. }
+                | CloseReason::FrameTimeout { .. }
+                | CloseReason::BelowMinRate { .. }
+                | CloseReason::LifetimeExceeded
                 | CloseReason::ByOwner
         );
         if drains && self.stream.is_some() {
@@ -849,7 +954,7 @@ impl Channel {
         }
         self.phase = Phase::Draining;
         self.counters.closed(&reason);
-        self.idle_timer = None;
+        self.cancel_limits();
         self.phase_timer = None;
         self.read_pending = false;
         tracing::debug!(
@@ -916,7 +1021,7 @@ impl Channel {
         if let Some(credit) = &self.credit {
             credit.close();
         }
-        self.idle_timer = None;
+        self.cancel_limits();
         self.phase_timer = None;
     }
 }

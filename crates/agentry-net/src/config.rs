@@ -4,6 +4,37 @@ use crate::error::NetError;
 use crate::framing::Framing;
 use std::time::Duration;
 
+/// The default [`ChannelConfig::frame_timeout`].
+const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A minimum receive rate ([`ChannelConfig::min_receive_rate`]): at least `bytes` in every
+/// `window`.
+///
+/// ```
+/// use agentry_net::{ChannelConfig, MinRate};
+/// use std::time::Duration;
+///
+/// // At least 64 bytes every 10 seconds.
+/// let rate = MinRate::new(64, Duration::from_secs(10));
+/// let config = ChannelConfig::default().min_receive_rate(Some(rate));
+/// assert_eq!(config.min_receive_rate.map(|r| r.bytes), Some(64));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct MinRate {
+    /// Bytes that must be received in each window (> 0).
+    pub bytes: u64,
+    /// The length of a window (> 0).
+    pub window: Duration,
+}
+
+impl MinRate {
+    /// At least `bytes` in every `window`.
+    pub fn new(bytes: u64, window: Duration) -> Self {
+        MinRate { bytes, window }
+    }
+}
+
 /// How a channel (one TCP connection) behaves. Every limit has a default; all of them are
 /// checked by [`IoDispatcher::listen`](crate::IoDispatcher::listen) and
 /// [`IoDispatcher::connect`](crate::IoDispatcher::connect).
@@ -16,10 +47,30 @@ use std::time::Duration;
 ///     .framing(Framing::Lines)
 ///     .max_frame(4096)
 ///     .idle_timeout(Some(Duration::from_secs(30)))
+///     .frame_timeout(Some(Duration::from_secs(10)))
+///     .max_lifetime(Some(Duration::from_secs(3600)))
 ///     .write_watermarks(64 * 1024, 256 * 1024)
 ///     .write_max(1024 * 1024);
 /// assert_eq!(config.framing, Framing::Lines);
 /// ```
+///
+/// # Time limits
+///
+/// Four limits bound how long a peer can hold a connection (and so a slot of its listener's
+/// [`max_connections`](ListenerConfig::max_connections)) without doing what it should:
+///
+/// | limit | closes a connection that … | reason | default |
+/// |---|---|---|---|
+/// | [`idle_timeout`](Self::idle_timeout) | received and sent nothing for that long | [`IdleTimeout`](crate::CloseReason::IdleTimeout) | none |
+/// | [`frame_timeout`](Self::frame_timeout) | started a frame and did not finish it in time (framed channels) | [`FrameTimeout`](crate::CloseReason::FrameTimeout) | 30 s |
+/// | [`min_receive_rate`](Self::min_receive_rate) | received fewer bytes than the minimum over a window | [`BelowMinRate`](crate::CloseReason::BelowMinRate) | none |
+/// | [`max_lifetime`](Self::max_lifetime) | has been open that long, whatever it does | [`LifetimeExceeded`](crate::CloseReason::LifetimeExceeded) | none |
+///
+/// A peer that trickles a frame byte by byte is active (the idle timeout never fires) but
+/// misses the frame deadline. On a raw channel there are no frames: the minimum receive
+/// rate is the tool there (it also closes a peer that sends nothing for a window), and the
+/// maximum lifetime bounds any connection. The frame deadline and the rate are not charged
+/// to the peer while the channel itself does not read (see [`frame_timeout`](Self::frame_timeout)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ChannelConfig {
@@ -46,6 +97,33 @@ pub struct ChannelConfig {
     pub inbound_max: usize,
     /// Close after this long without a byte received or sent (default: none).
     pub idle_timeout: Option<Duration>,
+    /// Once the first byte of a frame (a length prefix, or a line) has arrived, the whole
+    /// frame must arrive within this time; otherwise the connection is closed with
+    /// [`CloseReason::FrameTimeout`](crate::CloseReason::FrameTimeout) (default 30 s: a
+    /// frame of the default 64 KiB `max_frame` then needs about 2.2 KB/s; raise it with
+    /// `max_frame` for slow links; `None` disables it).
+    ///
+    /// Applies to [`Framing::LengthPrefixed`] and [`Framing::Lines`]; ignored by
+    /// [`Framing::Raw`] (use [`min_receive_rate`](Self::min_receive_rate)). The clock does
+    /// not run against the peer while the channel itself holds reading (the owner's
+    /// [`PauseReading`](crate::PauseReading), the write buffer over the high watermark,
+    /// the owner's inbound credit used up): when reading resumes, the frame gets the whole
+    /// time again. Mechanism: one timer per deadline period, armed when a frame stays
+    /// unfinished after a read, not one per frame.
+    pub frame_timeout: Option<Duration>,
+    /// Close a connection that receives fewer than [`MinRate::bytes`] in a
+    /// [`MinRate::window`], with [`CloseReason::BelowMinRate`](crate::CloseReason::BelowMinRate)
+    /// (default: none). Windows are consecutive from the connection's opening; a window
+    /// during which the channel held reading (see [`frame_timeout`](Self::frame_timeout)) is
+    /// not judged. A peer that sends nothing for a window is below any rate: this limit is
+    /// for request/response protocols whose peers keep talking, not for connections that
+    /// mostly listen. One timer per window.
+    pub min_receive_rate: Option<MinRate>,
+    /// Close the connection this long after it opened, whatever it does, with
+    /// [`CloseReason::LifetimeExceeded`](crate::CloseReason::LifetimeExceeded) (default:
+    /// none). Like the idle timeout, the close is graceful: reading stops, the owner gets
+    /// `Closed` and what it sends while handling it is still written, within `linger`.
+    pub max_lifetime: Option<Duration>,
     /// After [`Close`](crate::Close), how long buffered bytes may take to drain before the
     /// connection is closed anyway (default 5 s).
     pub linger: Duration,
@@ -67,6 +145,9 @@ impl Default for ChannelConfig {
             pause_reading_on_write_high: true,
             inbound_max: 1024 * 1024,
             idle_timeout: None,
+            frame_timeout: Some(DEFAULT_FRAME_TIMEOUT),
+            min_receive_rate: None,
+            max_lifetime: None,
             linger: Duration::from_secs(5),
             nodelay: true,
             read_budget: 4,
@@ -118,6 +199,24 @@ impl ChannelConfig {
         self
     }
 
+    /// Sets [`frame_timeout`](Self::frame_timeout).
+    pub fn frame_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.frame_timeout = timeout;
+        self
+    }
+
+    /// Sets [`min_receive_rate`](Self::min_receive_rate).
+    pub fn min_receive_rate(mut self, rate: Option<MinRate>) -> Self {
+        self.min_receive_rate = rate;
+        self
+    }
+
+    /// Sets [`max_lifetime`](Self::max_lifetime).
+    pub fn max_lifetime(mut self, lifetime: Option<Duration>) -> Self {
+        self.max_lifetime = lifetime;
+        self
+    }
+
     /// Sets [`linger`](Self::linger).
     pub fn linger(mut self, linger: Duration) -> Self {
         self.linger = linger;
@@ -161,6 +260,19 @@ impl ChannelConfig {
         }
         if self.idle_timeout == Some(Duration::ZERO) {
             return Err(NetError::InvalidConfig("idle_timeout must be > 0"));
+        }
+        if self.frame_timeout == Some(Duration::ZERO) {
+            return Err(NetError::InvalidConfig("frame_timeout must be > 0"));
+        }
+        if self.max_lifetime == Some(Duration::ZERO) {
+            return Err(NetError::InvalidConfig("max_lifetime must be > 0"));
+        }
+        if let Some(rate) = self.min_receive_rate
+            && (rate.bytes == 0 || rate.window.is_zero())
+        {
+            return Err(NetError::InvalidConfig(
+                "min_receive_rate needs bytes > 0 and a window > 0",
+            ));
         }
         Ok(())
     }

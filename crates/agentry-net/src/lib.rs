@@ -47,7 +47,8 @@
 //!   [`listen`](IoDispatcher::listen) and [`connect`](IoDispatcher::connect); [`NetStats`].
 //! - [`Listener`], [`ListenerConfig`], [`ConnOwner`] (one owner for all connections, or an
 //!   owner agent per connection made by a factory from [`ConnInfo`]), [`ListenerStats`].
-//! - [`ChannelConfig`] ([`Framing`], watermarks, limits, idle timeout), [`ConnectConfig`].
+//! - [`ChannelConfig`] ([`Framing`], watermarks, limits; time limits: idle timeout, frame
+//!   deadline, [`MinRate`], maximum lifetime), [`ConnectConfig`].
 //! - Messages to the owner: [`Accepted`], [`Connected`], [`ConnectFailed`], [`Received`],
 //!   [`Frame`], [`WriteHigh`], [`WriteLow`], [`Closed`] with a [`CloseReason`].
 //! - Messages to the channel: [`SendBytes`], [`SendFrame`], [`Close`], [`PauseReading`],
@@ -66,6 +67,10 @@
 //!   `max_frame` are refused before they are buffered; the write buffer is bounded by
 //!   `write_max`; unhandled received data by `inbound_max`; connections per listener by
 //!   `max_connections`; silent connections by `idle_timeout`.
+//! - No peer holds a connection (a listener's slot) by trickling bytes: a frame must be
+//!   finished within `frame_timeout` (30 s by default) once it started; optionally a minimum
+//!   receive rate (`min_receive_rate`, the tool for raw channels) and a maximum lifetime
+//!   (`max_lifetime`) apply too.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -83,7 +88,7 @@ mod messages;
 pub mod reactor;
 mod stats;
 
-pub use config::{ChannelConfig, ConnectConfig, ListenerConfig};
+pub use config::{ChannelConfig, ConnectConfig, ListenerConfig, MinRate};
 pub use credit::Credit;
 pub use dispatcher::{IoDispatcher, IoDispatcherBuilder};
 pub use error::{ConnectError, NetError};

@@ -8,6 +8,7 @@
 //! To the channel, from anyone (normally the owner): [`SendBytes`], [`SendFrame`], [`Close`],
 //! [`PauseReading`], [`ResumeReading`].
 
+use crate::config::MinRate;
 use crate::credit::Credit;
 use crate::error::ConnectError;
 use crate::ids::ConnId;
@@ -115,8 +116,8 @@ pub struct WriteLow {
 /// The connection is closed (or closing); the channel's last message to its owner, sent
 /// exactly once.
 ///
-/// When the peer ended the stream, or on an idle timeout, an oversized frame or the owner's
-/// [`Close`], the socket stays open for writing until the owner has handled this message
+/// When the peer ended the stream, or on a time limit (idle, frame deadline, minimum rate,
+/// lifetime), an oversized frame or the owner's [`Close`], the socket stays open for writing until the owner has handled this message
 /// (and everything received before it): bytes the owner sends while handling them — replies
 /// to the last requests, a goodbye or an error line — are still written, within
 /// [`ChannelConfig::linger`](crate::ChannelConfig::linger). After a read or write error, a
@@ -170,11 +171,29 @@ pub enum CloseReason {
     ByOwner,
     /// The listener, the io dispatcher or the environment shut down.
     Shutdown,
+    /// A frame was started and not finished within
+    /// [`ChannelConfig::frame_timeout`](crate::ChannelConfig::frame_timeout) (a peer
+    /// trickling its bytes, or one that stopped in the middle of a frame).
+    FrameTimeout {
+        /// Bytes of the unfinished frame received (prefix included).
+        partial: usize,
+    },
+    /// Fewer bytes than [`ChannelConfig::min_receive_rate`](crate::ChannelConfig::min_receive_rate)
+    /// asks for arrived in one window.
+    BelowMinRate {
+        /// Bytes received in that window.
+        received: u64,
+        /// The configured minimum.
+        min: MinRate,
+    },
+    /// The connection was open for
+    /// [`ChannelConfig::max_lifetime`](crate::ChannelConfig::max_lifetime).
+    LifetimeExceeded,
 }
 
 impl CloseReason {
     /// Number of kinds (one counter each in [`NetStats`](crate::NetStats)).
-    pub(crate) const KINDS: usize = 8;
+    pub(crate) const KINDS: usize = 11;
 
     pub(crate) fn kind_index(&self) -> usize {
         match self {
@@ -186,6 +205,9 @@ impl CloseReason {
             CloseReason::WriteOverflow { .. } => 5,
             CloseReason::ByOwner => 6,
             CloseReason::Shutdown => 7,
+            CloseReason::FrameTimeout { .. } => 8,
+            CloseReason::BelowMinRate { .. } => 9,
+            CloseReason::LifetimeExceeded => 10,
         }
     }
 }

@@ -62,6 +62,9 @@ impl Counters {
         total.closed_write_overflow += r(&self.closed[5]);
         total.closed_by_owner += r(&self.closed[6]);
         total.closed_shutdown += r(&self.closed[7]);
+        total.closed_frame_timeout += r(&self.closed[8]);
+        total.closed_below_min_rate += r(&self.closed[9]);
+        total.closed_lifetime += r(&self.closed[10]);
         total.bytes_in += r(&self.bytes_in);
         total.bytes_out += r(&self.bytes_out);
         total.frames_in += r(&self.frames_in);
@@ -111,6 +114,12 @@ pub struct NetStats {
     pub closed_by_owner: u64,
     /// Closed: the listener, the io dispatcher or the environment shut down.
     pub closed_shutdown: u64,
+    /// Closed: a frame was started and not finished within the frame timeout.
+    pub closed_frame_timeout: u64,
+    /// Closed: fewer bytes than the minimum receive rate arrived in a window.
+    pub closed_below_min_rate: u64,
+    /// Closed: the connection reached its maximum lifetime.
+    pub closed_lifetime: u64,
     /// Bytes read from sockets.
     pub bytes_in: u64,
     /// Bytes written to sockets.
@@ -149,6 +158,34 @@ impl NetStats {
             + self.closed_write_overflow
             + self.closed_by_owner
             + self.closed_shutdown
+            + self.closed_frame_timeout
+            + self.closed_below_min_rate
+            + self.closed_lifetime
+    }
+
+    /// Connections closed for a reason of the kind of `reason` (its fields are ignored:
+    /// `closed_for(&CloseReason::FrameTimeout { partial: 0 })` is `closed_frame_timeout`).
+    ///
+    /// ```
+    /// use agentry_net::{CloseReason, NetStats};
+    ///
+    /// let stats = NetStats::default();
+    /// assert_eq!(stats.closed_for(&CloseReason::LifetimeExceeded), stats.closed_lifetime);
+    /// ```
+    pub fn closed_for(&self, reason: &CloseReason) -> u64 {
+        match reason {
+            CloseReason::PeerClosed => self.closed_peer,
+            CloseReason::PeerClosedMidFrame { .. } => self.closed_mid_frame,
+            CloseReason::Error(_) => self.closed_error,
+            CloseReason::IdleTimeout => self.closed_idle,
+            CloseReason::FrameTooBig { .. } => self.closed_frame_too_big,
+            CloseReason::WriteOverflow { .. } => self.closed_write_overflow,
+            CloseReason::ByOwner => self.closed_by_owner,
+            CloseReason::Shutdown => self.closed_shutdown,
+            CloseReason::FrameTimeout { .. } => self.closed_frame_timeout,
+            CloseReason::BelowMinRate { .. } => self.closed_below_min_rate,
+            CloseReason::LifetimeExceeded => self.closed_lifetime,
+        }
     }
 
     /// Connections open now (opened and not yet closed).
@@ -170,3 +207,6 @@ pub struct ListenerStats {
     /// Channels of this listener currently open.
     pub open: usize,
 }
+
+#[cfg(test)]
+mod tests;

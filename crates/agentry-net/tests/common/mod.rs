@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 pub const DEADLINE: Duration = Duration::from_secs(10);
 
 /// What a probe saw.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Event {
     Accepted(ConnId, Mbox),
     Connected(ConnId, Mbox),
@@ -182,6 +182,36 @@ impl Server {
         })
     }
 
+    /// Another listener on the same io dispatcher, owned by the same probe (its events
+    /// arrive on `events` too).
+    pub fn listen(&self, config: ListenerConfig) -> Listener {
+        self.io
+            .listen(localhost(), config, ConnOwner::Mbox(self.probe.clone()))
+            .expect("listening")
+    }
+
+    /// Keeps every event in `log` until `done(log)` holds; fails after the deadline. Unlike
+    /// [`wait_for`](Self::wait_for), nothing is skipped: a test that waits for one
+    /// connection's event keeps the others'.
+    pub fn record_until(
+        &self,
+        log: &mut Vec<Event>,
+        what: &str,
+        mut done: impl FnMut(&[Event]) -> bool,
+    ) {
+        let deadline = Instant::now() + DEADLINE;
+        while !done(log) {
+            let left = deadline
+                .checked_duration_since(Instant::now())
+                .unwrap_or_else(|| panic!("timed out waiting for {what}"));
+            let e = self
+                .events
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+            log.push(e);
+        }
+    }
+
     /// Waits for the next `Accepted`.
     pub fn accepted(&self) -> (ConnId, Mbox) {
         self.wait_for("Accepted", |e| match e {
@@ -287,4 +317,44 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
 
 pub fn echo_config() -> ListenerConfig {
     ListenerConfig::default().channel(ChannelConfig::default())
+}
+
+/// The connections accepted, in order, in a log of events.
+pub fn accepted_in(log: &[Event]) -> Vec<(ConnId, Mbox)> {
+    log.iter()
+        .filter_map(|e| match e {
+            Event::Accepted(c, m) => Some((*c, m.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `Closed` of each connection in a log of events, in order.
+pub fn closed_in(log: &[Event]) -> Vec<ClosedInfo> {
+    log.iter()
+        .filter_map(|e| match e {
+            Event::Closed(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A client that sends one byte (`byte`) every `every` on its own thread, never a frame's
+/// end, until a write fails (the server closed the connection) or `max` bytes are sent.
+/// Returns the bytes sent and whether a write failed.
+pub fn trickle(
+    mut s: TcpStream,
+    byte: u8,
+    every: Duration,
+    max: usize,
+) -> std::thread::JoinHandle<(usize, bool)> {
+    std::thread::spawn(move || {
+        for sent in 0..max {
+            if s.write_all(&[byte]).is_err() {
+                return (sent, true);
+            }
+            std::thread::sleep(every);
+        }
+        (max, false)
+    })
 }
