@@ -64,6 +64,7 @@ use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;
 use crate::supervision::SupervisorLink;
 use crate::supervision::supervisor::Ack;
+use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::any::TypeId;
@@ -353,18 +354,19 @@ impl<A: Agent> Suspended<A> {
             token,
         } in deferred
         {
+            let Ok(delivery) = Delivery::begin_timed(token.as_ref()) else {
+                shared
+                    .counters
+                    .timers_revoked
+                    .fetch_add(1, Ordering::Relaxed);
+                body.discard(source, payload, limit);
+                continue;
+            };
             let taken = match token {
-                Some(token) if !token.may_deliver() => {
-                    shared
-                        .counters
-                        .timers_revoked
-                        .fetch_add(1, Ordering::Relaxed);
-                    body.discard(source, payload, limit);
-                    continue;
-                }
                 Some(token) => body.on_timer_message(source, payload, limit, token),
                 None => body.on_message(source, payload, limit),
             };
+            drop(delivery);
             cx.count(taken);
         }
         if let Some(link) = link {
