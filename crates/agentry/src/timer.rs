@@ -79,11 +79,11 @@ impl TimerHandle {
     /// `cancel` does not wait for it, only for deliveries of the message on other threads
     /// (other subscribers of a multi mbox, for instance).
     ///
-    /// An agent's handlers never overlap, so from a handler of the agent the timer sends to,
-    /// only its insend handlers (on the timer thread) can be running. From anywhere else,
-    /// `cancel` may block for as long as a handler of the message runs: do not call it where
-    /// that handler may be waiting for the caller — holding a lock the handler takes, or in
-    /// two handlers of two timers' messages that cancel each other's timers at the same
+    /// So `cancel` may block for as long as a handler of the message runs on another thread
+    /// (an agent's handlers never overlap: from a handler of the agent the timer sends to,
+    /// only that agent's insend handlers, on the timer thread, can be running). Do not call it
+    /// where that handler may be waiting for the caller — holding a lock the handler takes, or
+    /// in two handlers of two timers' messages that cancel each other's timers at the same
     /// moment (each would wait for the other forever).
     ///
     /// To a [message chain](crate::Mchain), the promise is narrower: no receive that starts
@@ -137,8 +137,7 @@ impl TimerHandle {
         self.timer = None;
     }
 
-    /// True until the timer is cancelled (or its handle dropped) or, for a one-shot timer,
-    /// sent.
+    /// True until the timer is cancelled or, for a one-shot timer, sent.
     pub fn is_active(&self) -> bool {
         self.timer.as_ref().is_some_and(|t| t.token.is_pending())
     }
