@@ -13,6 +13,7 @@ use crate::ids::{AgentId, MboxId};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;
+use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::sync::Arc;
@@ -55,18 +56,20 @@ pub(crate) fn replay(
         token,
     } in held
     {
+        // A cancel from another thread waits for this delivery (`timer/token.rs`).
+        let Ok(delivery) = Delivery::begin_timed(token.as_ref()) else {
+            shared
+                .counters
+                .timers_revoked
+                .fetch_add(1, Ordering::Relaxed);
+            body.discard(source, payload, limit);
+            continue;
+        };
         let taken = match token {
-            Some(token) if !token.may_deliver() => {
-                shared
-                    .counters
-                    .timers_revoked
-                    .fetch_add(1, Ordering::Relaxed);
-                body.discard(source, payload, limit);
-                continue;
-            }
             Some(token) => body.on_timer_message(source, payload, limit, token),
             None => body.on_message(source, payload, limit),
         };
+        drop(delivery);
         cx.count(taken);
     }
 }

@@ -16,6 +16,7 @@ use crate::message::payload::Payload;
 use crate::slab::IncarnationRef;
 use crate::stats::EnvCounters;
 use crate::supervision::SupervisorLink;
+use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use crate::watch::ExitReason;
@@ -183,10 +184,11 @@ impl AgentShared {
         let mut priority = 0;
         if let Some(rules) = &b.type_rules {
             if let Some(handler) = rules.insend.find::<P>() {
-                if timer.is_some_and(|t| !t.may_deliver()) {
+                // A timer's delivery lasts until the handler returns (`timer.rs`).
+                let Ok(_delivery) = Delivery::begin_timed(timer) else {
                     self.revoked_insend::<P>(source);
                     return Ok(());
-                }
+                };
                 self.run_insend(b, handler, message);
                 return Ok(());
             }

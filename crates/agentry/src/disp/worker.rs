@@ -15,6 +15,7 @@ use crate::demand::{Demand, Kind, Revocable};
 use crate::message::payload::Payload;
 use crate::slab::{AgentRef, AgentSlab, IncarnationCx};
 use crate::stats::EnvCounters;
+use crate::timer::delivery::Delivery;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
@@ -113,8 +114,9 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
                 unreachable!("invariant: revocable demands carry a Revocable")
             };
             observer.before(target, Some(&inner));
-            if token.may_deliver() {
+            if let Some(delivery) = Delivery::begin(&token) {
                 let taken = body.on_timer_message(demand.source, inner, demand.limit, token);
+                delivery.end(); // a `cancel` waiting for this handler returns
                 // SAFETY: as for `MESSAGE`.
                 unsafe { slab.count(target, taken) };
                 observer.after(taken_outcome(taken), Some(&*body));

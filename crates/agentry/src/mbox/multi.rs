@@ -14,6 +14,7 @@ use crate::ids::MboxId;
 use crate::mchain::{Chain, Wait};
 use crate::message::payload::Payload;
 use crate::stats::EnvCounters;
+use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};
 use parking_lot::RwLock;
@@ -149,10 +150,11 @@ impl MultiMbox {
                     .downcast_ref::<InsendFn<Arc<T>>>()
                     .expect("invariant: insend handlers are stored under their message type");
                 match agent.live() {
-                    Some(_) if timer.is_some_and(|t| !t.may_deliver()) => {
-                        agent.revoked_insend::<Arc<T>>(self.0.id);
-                    }
-                    Some(b) => agent.run_insend(b, insend, Arc::clone(&message)),
+                    // A timer's delivery lasts until the handler returns (`timer.rs`).
+                    Some(b) => match Delivery::begin_timed(timer) {
+                        Ok(_delivery) => agent.run_insend(b, insend, Arc::clone(&message)),
+                        Err(_) => agent.revoked_insend::<Arc<T>>(self.0.id),
+                    },
                     None => agent.count_refused(Refused::Gone(Arc::clone(&message)), Payload::new),
                 }
                 continue;

@@ -277,3 +277,123 @@ fn a_chosen_consumer_wakes_even_if_chosen_before_it_announced_its_sleep() {
         producer.join().expect("producer");
     });
 }
+
+// The timer token's barrier (`timer/token.rs`). The timer module is not part of the crate
+// under `cfg(loom)`; its token, which uses only `crate::sync`, is compiled in here.
+#[path = "../timer/token.rs"]
+mod token;
+
+/// A delivery as the dispatcher runs it: begin, the handler (which must not start after the
+/// cancel returned), end.
+fn deliver(
+    token: &token::TimerToken,
+    running: &loom::sync::atomic::AtomicUsize,
+    returned: &loom::sync::atomic::AtomicBool,
+) {
+    use loom::sync::atomic::Ordering;
+    if token.begin() {
+        running.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            !returned.load(Ordering::Relaxed),
+            "a handler started after cancel returned"
+        );
+        running.fetch_sub(1, Ordering::Relaxed);
+        token.end();
+    }
+}
+
+#[test]
+fn no_handler_runs_or_starts_once_cancel_returned() {
+    use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    model(|| {
+        let token = Arc::new(token::TimerToken::default());
+        let running = Arc::new(AtomicUsize::new(0));
+        let returned = Arc::new(AtomicBool::new(false));
+        let dispatcher = {
+            let (token, running, returned) = (token.clone(), running.clone(), returned.clone());
+            thread::spawn(move || deliver(&token, &running, &returned))
+        };
+        token.revoke();
+        token.wait_for_deliveries(0);
+        assert_eq!(running.load(Ordering::Relaxed), 0, "a handler still runs");
+        returned.store(true, Ordering::Relaxed);
+        dispatcher.join().expect("dispatcher");
+    });
+}
+
+/// A multi mbox's timer: two subscribers' deliveries of one token may be in flight at once.
+#[test]
+fn cancel_waits_for_every_delivery_in_flight() {
+    use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    model(|| {
+        let token = Arc::new(token::TimerToken::default());
+        let running = Arc::new(AtomicUsize::new(0));
+        let returned = Arc::new(AtomicBool::new(false));
+        let dispatchers: Vec<_> = (0..2)
+            .map(|_| {
+                let (token, running, returned) = (token.clone(), running.clone(), returned.clone());
+                thread::spawn(move || deliver(&token, &running, &returned))
+            })
+            .collect();
+        token.revoke();
+        token.wait_for_deliveries(0);
+        assert_eq!(running.load(Ordering::Relaxed), 0, "a handler still runs");
+        returned.store(true, Ordering::Relaxed);
+        for d in dispatchers {
+            d.join().expect("dispatcher");
+        }
+    });
+}
+
+/// A handler cancelling its own timer waits for the other delivery, not for itself.
+#[test]
+fn a_handler_cancelling_its_own_timer_waits_only_for_the_others() {
+    use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    model(|| {
+        let token = Arc::new(token::TimerToken::default());
+        let running = Arc::new(AtomicUsize::new(0));
+        let returned = Arc::new(AtomicBool::new(false));
+        let other = {
+            let (token, running, returned) = (token.clone(), running.clone(), returned.clone());
+            thread::spawn(move || deliver(&token, &running, &returned))
+        };
+        assert!(token.begin(), "not revoked yet");
+        token.revoke();
+        token.wait_for_deliveries(1);
+        assert_eq!(
+            running.load(Ordering::Relaxed),
+            0,
+            "the other handler still runs"
+        );
+        returned.store(true, Ordering::Relaxed);
+        token.end();
+        other.join().expect("other");
+    });
+}
+
+/// The parking path: the delivery began before the cancel (as the dispatcher's check passed
+/// just before it), so the canceller must sleep and be woken by the delivery's end — whether
+/// the end comes before, while or after it announces its sleep.
+#[test]
+fn a_canceller_waiting_for_a_running_handler_is_always_woken() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    model(|| {
+        let token = Arc::new(token::TimerToken::default());
+        let done = Arc::new(AtomicBool::new(false));
+        assert!(token.begin(), "not revoked yet");
+        let handler = {
+            let (token, done) = (token.clone(), done.clone());
+            thread::spawn(move || {
+                done.store(true, Ordering::Relaxed);
+                token.end();
+            })
+        };
+        token.revoke();
+        token.wait_for_deliveries(0);
+        assert!(
+            done.load(Ordering::Relaxed),
+            "the handler's effects are visible"
+        );
+        handler.join().expect("handler");
+    });
+}

@@ -105,7 +105,7 @@ impl TimerService {
             self.counters
                 .dropped_on_shutdown
                 .fetch_add(1, Ordering::Relaxed);
-            timer.token.cancel();
+            timer.token.revoke();
         } else {
             let deadline = self.time_of(&core).saturating_add(nanos(delay));
             let earliest = core.engine.next_deadline();
@@ -208,7 +208,7 @@ impl TimerService {
             .fetch_add(left.len() as u64, Ordering::Relaxed);
         drop(core);
         for (_, timer) in left {
-            timer.token.cancel();
+            timer.token.revoke();
         }
     }
 
