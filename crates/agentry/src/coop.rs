@@ -182,8 +182,12 @@ impl Coop {
     }
 
     /// Adds an agent, bound to the coop's binder (or the environment's default dispatcher).
-    /// Returns its direct mbox, usable right away for wiring (messages are accepted once the
-    /// coop is registered).
+    /// Returns its direct mbox, usable right away for wiring — to give to siblings, to
+    /// subscribe, to keep — but not yet for sending: until the coop is registered the agent
+    /// has no id ([`Mbox::agent_id`] is `None`: its slot and generation are chosen when the
+    /// coop commits) and sends are refused (`SendError::AgentGone`, counted as dead letters).
+    /// If the registration fails before the commit (a `define` or binding error), the mbox
+    /// stays that way.
     pub fn add<A: Agent>(&mut self, agent: A) -> Mbox {
         self.push(agent, None)
     }

@@ -51,7 +51,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Something that must finish before the environment shuts down (e.g. flushing a log,
 /// closing connections gracefully). Added with [`EnvHandle::add_stop_guard`].
@@ -491,6 +491,25 @@ impl EnvInner {
         }
     }
 
+    /// Blocks until stopped or `deadline`; true if stopped.
+    fn wait_stopped_until(&self, deadline: Instant) -> bool {
+        if WORKER_OF.get() == self.address() {
+            tracing::error!("an environment was run on one of its own worker threads; not waiting");
+            return true;
+        }
+        let mut lifecycle = self.lifecycle.lock();
+        while self.phase() != STOPPED {
+            if self
+                .stopped
+                .wait_until(&mut lifecycle, deadline)
+                .timed_out()
+            {
+                return self.phase() == STOPPED;
+            }
+        }
+        true
+    }
+
     /// Blocks until stopped, then closes every dispatcher and joins its thread.
     fn wait_and_join(self: &Arc<Self>) {
         if WORKER_OF.get() == self.address() {
@@ -812,12 +831,66 @@ impl Env {
     /// Blocks until the environment stops (see the shutdown protocol), joins its threads,
     /// and returns its final counters.
     pub fn run(self) -> EnvStats {
+        self.stop_if_never_used();
+        self.handle.0.wait_and_join();
+        self.handle.stats()
+    }
+
+    /// [`run`](Self::run), but waits at most `limit` for the environment to stop: its final
+    /// counters if it stopped in time, else the environment back, still running
+    /// ([`StillRunning`]) — stop it and run it again, or drop it (which stops it and waits).
+    ///
+    /// ```
+    /// use agentry::{Agent, Env};
+    /// use std::time::Duration;
+    ///
+    /// struct Idle;
+    /// impl Agent for Idle {}
+    ///
+    /// let env = Env::builder().autoshutdown(false).build().expect("env");
+    /// env.handle().register_agent(Idle).expect("registered");
+    /// // Nothing stops it: the time is up.
+    /// let env = env.run_for(Duration::from_millis(20)).unwrap_err().into_env();
+    /// env.handle().stop();
+    /// let stats = env.run_for(Duration::from_secs(10)).expect("stopped");
+    /// assert_eq!(stats.agents, 0);
+    /// ```
+    pub fn run_for(self, limit: Duration) -> Result<EnvStats, StillRunning> {
+        match Instant::now().checked_add(limit) {
+            Some(deadline) => self.run_until(deadline),
+            None => Ok(self.run()),
+        }
+    }
+
+    /// [`run_for`](Self::run_for) with a deadline.
+    pub fn run_until(self, deadline: Instant) -> Result<EnvStats, StillRunning> {
+        self.stop_if_never_used();
+        if !self.handle.0.wait_stopped_until(deadline) {
+            return Err(StillRunning(self));
+        }
+        self.handle.0.wait_and_join();
+        Ok(self.handle.stats())
+    }
+
+    /// With autoshutdown, an environment in which no coop was ever registered stops at once.
+    fn stop_if_never_used(&self) {
         let inner = &self.handle.0;
         if inner.config.autoshutdown && !inner.ever_registered.load(Ordering::Relaxed) {
             inner.stop();
         }
-        inner.wait_and_join();
-        self.handle.stats()
+    }
+}
+
+/// [`Env::run_for`] or [`Env::run_until`] ran out of time: the environment is still running,
+/// and given back.
+#[derive(Debug, thiserror::Error)]
+#[error("the environment was still running when the time was up")]
+pub struct StillRunning(Env);
+
+impl StillRunning {
+    /// The environment, still running.
+    pub fn into_env(self) -> Env {
+        self.0
     }
 }
 

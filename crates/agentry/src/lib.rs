@@ -134,7 +134,7 @@ pub use crate::{
     agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, InsendCtx, State},
     coop::{Coop, CoopDeregistered, DeregReason, PanicReaction},
     destination::Destination,
-    env::{Env, EnvBuilder, EnvHandle, StopGuard, StopGuardId},
+    env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
     error::{
         BindError, BuildError, ChainSendError, DefineError, DeregisterError, HookKind, MchainError,
         NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StartFailure,
@@ -148,7 +148,7 @@ pub use crate::{
     message::Undelivered,
     priority::Priority,
     request::{ReplyTo, Request},
-    stats::{AgentStats, EnvStats},
+    stats::{AgentStats, EnvStats, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
     watch::{ExitReason, Terminated, WatchTarget},
 };

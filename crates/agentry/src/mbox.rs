@@ -48,7 +48,10 @@ impl Mbox {
         self.0.mbox_id
     }
 
-    /// The owning agent's id (`None` until its coop is registered).
+    /// The owning agent's id: `None` until its coop is registered (an mbox from
+    /// [`Coop::add`](crate::Coop::add) exists before its agent does), and for good if the
+    /// registration failed before the commit (a `define` or binding error). After the agent is
+    /// gone, the id it had.
     pub fn agent_id(&self) -> Option<AgentId> {
         self.0.binding().map(|b| b.id())
     }
@@ -148,7 +151,7 @@ impl Mbox {
             stats.handled = handled;
             stats.unhandled = unhandled;
         }
-        stats.queue_depth = self.0.binding().and_then(|b| b.limits.depth());
+        stats.queue_depth = self.0.binding().and_then(|b| b.limits.depth()).into();
         stats
     }
 }

@@ -153,13 +153,53 @@ pub struct AgentStats {
     pub dropped: u64,
     /// Times its supervisor restarted it (its mbox, counters and stats span incarnations).
     pub restarts: u64,
-    /// Messages waiting in its queue, if tracked (`EnvBuilder::queue_depth` or
-    /// `Define::track_queue_depth`; tracking costs an atomic increment per send).
-    pub queue_depth: Option<u64>,
-    /// Total time its handlers took to handle messages (lookup, handler, state change), if
-    /// measured (`EnvBuilder::handler_time` or `Define::measure_handler_time`; measuring reads
-    /// the clock twice per message).
-    pub handler_time: Option<Duration>,
+    /// Messages waiting in its queue — [`Tracked::NotTracked`] unless asked for
+    /// (`EnvBuilder::queue_depth` or `Define::track_queue_depth`; tracking costs an atomic
+    /// increment per send), so an agent whose depth is not tracked never reads as empty.
+    pub queue_depth: Tracked<u64>,
+    /// Total time its handlers took to handle messages (lookup, handler, state change) —
+    /// [`Tracked::NotTracked`] unless asked for (`EnvBuilder::handler_time` or
+    /// `Define::measure_handler_time`; measuring reads the clock twice per message).
+    pub handler_time: Tracked<Duration>,
+}
+
+/// An opt-in measurement: it reads `NotTracked` unless it was asked for, so that "not
+/// measured" cannot be mistaken for zero.
+///
+/// ```
+/// use agentry::Tracked;
+/// let depth: Tracked<u64> = Tracked::Value(3);
+/// assert_eq!(depth.value(), Some(3));
+/// assert_eq!(Tracked::<u64>::NotTracked.value(), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tracked<T> {
+    /// Not measured for this agent.
+    #[default]
+    NotTracked,
+    /// The measured value.
+    Value(T),
+}
+
+impl<T> Tracked<T> {
+    /// The value, if it is measured.
+    pub fn value(self) -> Option<T> {
+        match self {
+            Tracked::NotTracked => None,
+            Tracked::Value(v) => Some(v),
+        }
+    }
+
+    /// True if it is measured.
+    pub fn is_tracked(&self) -> bool {
+        matches!(self, Tracked::Value(_))
+    }
+}
+
+impl<T> From<Option<T>> for Tracked<T> {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Tracked::NotTracked, Tracked::Value)
+    }
 }
 
 impl AgentStats {
@@ -175,11 +215,12 @@ impl AgentStats {
             panics: r(&c.panics),
             dropped: r(&c.dropped),
             restarts: r(&c.restarts),
-            queue_depth: None,
+            queue_depth: Tracked::NotTracked,
             handler_time: c
                 .timed
                 .load(Ordering::Relaxed)
-                .then(|| Duration::from_nanos(r(&c.handler_ns))),
+                .then(|| Duration::from_nanos(r(&c.handler_ns)))
+                .into(),
         }
     }
 }

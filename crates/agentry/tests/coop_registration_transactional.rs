@@ -20,7 +20,21 @@ enum Defines {
     Fine,
     DuplicateSubscription,
     Panics,
+    /// Refuses with its own reason (`DefineError::user`).
+    Refuses,
 }
+
+/// The reason a `Refuses` member gives.
+#[derive(Debug, PartialEq, Eq)]
+struct NotConfigured(u32);
+
+impl std::fmt::Display for NotConfigured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "member {} is not configured", self.0)
+    }
+}
+
+impl std::error::Error for NotConfigured {}
 
 /// Counts its starts; subscribes to a multi mbox; answers `Ping` with its tag.
 struct Member {
@@ -43,6 +57,7 @@ impl Agent for Member {
                 def.on_request(|m: &mut Member, _: &mut Ctx<Member>, _: Ping| m.tag)?;
             }
             Defines::Panics => panic!("{EXPECTED}: define"),
+            Defines::Refuses => return Err(DefineError::user(NotConfigured(self.tag))),
         }
         Ok(())
     }
@@ -169,7 +184,14 @@ fn a_panicking_define_registers_nothing() {
         coop.add(f.member(3, Defines::Panics)),
     ];
     match f.h.register_coop(coop) {
-        Err(RegisterError::DefinePanicked { index, .. }) => assert_eq!(index, 2),
+        Err(RegisterError::DefinePanicked { index, message, .. }) => {
+            assert_eq!(index, 2);
+            assert_eq!(
+                message,
+                format!("{EXPECTED}: define"),
+                "the panic's message is kept"
+            );
+        }
         other => panic!("expected DefinePanicked, got {other:?}"),
     }
     assert_never_registered(&f, &mboxes);
@@ -179,6 +201,43 @@ fn a_panicking_define_registers_nothing() {
         1,
         "the failed coop started"
     );
+    drop(env);
+}
+
+#[test]
+fn an_agents_own_reason_not_to_register_is_returned() {
+    let (env, f) = fixture();
+    let mut coop = f.h.new_coop();
+    let mboxes = vec![
+        coop.add(f.member(1, Defines::Fine)),
+        coop.add(f.member(2, Defines::Refuses)),
+    ];
+    match f.h.register_coop(coop) {
+        Err(RegisterError::Define {
+            index: 1,
+            source: DefineError::User(e),
+            ..
+        }) => {
+            assert_eq!(e.downcast_ref::<NotConfigured>(), Some(&NotConfigured(2)));
+            assert_eq!(e.to_string(), "member 2 is not configured");
+        }
+        other => panic!("expected the member's own reason, got {other:?}"),
+    }
+    assert_never_registered(&f, &mboxes);
+    drop(env);
+}
+
+#[test]
+fn an_mbox_from_add_has_no_id_and_refuses_sends_until_its_coop_is_registered() {
+    let (env, f) = fixture();
+    let mut coop = f.h.new_coop();
+    let m = coop.add(f.member(7, Defines::Fine));
+    assert_eq!(m.agent_id(), None, "no id before the commit");
+    assert!(matches!(m.try_send(Ping), Err(SendError::AgentGone(Ping))));
+    assert_eq!(m.stats().refused, 1);
+    f.h.register_coop(coop).expect("registered");
+    assert!(m.agent_id().is_some(), "an id once registered");
+    assert_eq!(m.request::<Ping, u32>(Ping, common::DEADLINE), Ok(7));
     drop(env);
 }
 

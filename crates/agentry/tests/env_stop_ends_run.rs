@@ -179,3 +179,22 @@ fn sends_to_a_stopped_env_are_refused_and_counted() {
         Err(agentry::RegisterError::EnvStopped)
     ));
 }
+
+#[test]
+fn run_for_gives_a_running_env_back_when_the_time_is_up() {
+    let env = Env::builder().autoshutdown(false).build().expect("env");
+    let h = env.handle().clone();
+    let finished = Arc::new(AtomicU64::new(0));
+    h.register_agent(worker(&finished)).expect("register");
+    let env = env
+        .run_for(std::time::Duration::from_millis(30))
+        .expect_err("nothing stops it")
+        .into_env();
+    assert!(!h.is_stopped());
+    assert_eq!(finished.load(Ordering::SeqCst), 0, "still running");
+    h.stop();
+    let deadline = std::time::Instant::now() + common::DEADLINE;
+    let stats = env.run_until(deadline).expect("stopped in time");
+    assert_eq!((stats.coops, stats.agents), (0, 0));
+    assert_eq!(finished.load(Ordering::SeqCst), 1);
+}

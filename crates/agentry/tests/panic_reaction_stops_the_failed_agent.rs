@@ -7,7 +7,7 @@ mod common;
 
 use agentry::{
     Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, Mbox, PanicReaction,
-    RequestError,
+    RequestError, Tracked,
 };
 use common::{EXPECTED, Gate, gate, on_every_dispatcher, quiet_expected_panics, recv};
 use std::sync::Arc;
@@ -95,7 +95,7 @@ fn fail_with_a_queue(env: &Env, reaction: PanicReaction, binder: &agentry::disp:
     };
     // Msg(0), the messages behind it and the request wait in the queue.
     common::wait_until("the request is queued", || {
-        mbox.stats().queue_depth == Some(BEHIND + 2)
+        mbox.stats().queue_depth == Tracked::Value(BEHIND + 2)
     });
     key.open();
     Run {

@@ -1,11 +1,11 @@
 //! Per-agent counters through `Mbox::stats`: messages handled, unhandled (no handler in the
 //! current state), dropped (refused, over a limit, revoked); the queue depth and the handler
 //! time only where asked for — per environment (`EnvBuilder::queue_depth`, `handler_time`) or
-//! per agent (`Define::track_queue_depth`, `measure_handler_time`) — and `None` elsewhere.
+//! per agent (`Define::track_queue_depth`, `measure_handler_time`) — and `Tracked::NotTracked` elsewhere.
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, Overload};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, Overload, Tracked};
 use common::{DEADLINE, Gate, gate, wait_until};
 use std::time::Duration;
 
@@ -70,7 +70,10 @@ fn handled_unhandled_and_dropped_are_counted_per_agent() {
     let stats = s.stats();
     assert_eq!(stats.unhandled, 1);
     assert_eq!((stats.limit_dropped, stats.dropped), (2, 2));
-    assert_eq!((stats.queue_depth, stats.handler_time), (None, None));
+    assert_eq!(
+        (stats.queue_depth, stats.handler_time),
+        (Tracked::NotTracked, Tracked::NotTracked)
+    );
 
     env.handle()
         .deregister_coop(id, DeregReason::Normal)
@@ -109,16 +112,20 @@ fn queue_depth_is_tracked_where_asked() {
             .expect("registered");
         s.send(Hold);
         key.wait_entered();
-        assert_eq!(s.stats().queue_depth, Some(0), "the held message was taken");
+        assert_eq!(
+            s.stats().queue_depth,
+            Tracked::Value(0),
+            "the held message was taken"
+        );
         for _ in 0..3 {
             s.send(Ping);
         }
         s.send(Pong);
-        assert_eq!(s.stats().queue_depth, Some(4));
+        assert_eq!(s.stats().queue_depth, Tracked::Value(4));
         key.open();
         done(&s);
-        assert_eq!(s.stats().queue_depth, Some(0));
-        let expected = per_env.then_some(0);
+        assert_eq!(s.stats().queue_depth, Tracked::Value(0));
+        let expected = Tracked::from(per_env.then_some(0));
         assert_eq!(
             untracked.stats().queue_depth,
             expected,
@@ -146,15 +153,22 @@ fn handler_time_is_measured_where_asked() {
             .register_agent(subject(None, false, false))
             .expect("registered");
         let before = timed.stats().handler_time;
-        assert_eq!(before, Some(Duration::ZERO), "nothing handled yet");
+        assert_eq!(
+            before,
+            Tracked::Value(Duration::ZERO),
+            "nothing handled yet"
+        );
         for _ in 0..3 {
             timed.send(Ping);
         }
         done(&timed);
         done(&other);
-        assert!(timed.stats().handler_time.is_some(), "per env: {per_env}");
+        assert!(
+            timed.stats().handler_time.is_tracked(),
+            "per env: {per_env}"
+        );
         assert_eq!(
-            other.stats().handler_time.is_some(),
+            other.stats().handler_time.is_tracked(),
             per_env,
             "per env: {per_env}"
         );

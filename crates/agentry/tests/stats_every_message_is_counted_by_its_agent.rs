@@ -10,7 +10,7 @@ mod common;
 use agentry::limit::Transformed;
 use agentry::{
     Agent, AgentStats, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, Mbox, Overload,
-    PanicReaction, State,
+    PanicReaction, State, Tracked,
 };
 use common::{EXPECTED, gate, on_every_dispatcher, quiet_expected_panics, recv};
 use std::sync::Arc;
@@ -222,11 +222,11 @@ fn every_fate_of_a_message_is_counted_by_its_agent_exactly_once() {
     send!(Away);
     send!(DefaultOnly);
     // A timer's message cancelled while it waits in the queue.
-    let depth = mbox.stats().queue_depth.expect("tracked");
+    let depth = mbox.stats().queue_depth.value().expect("tracked");
     let timer = h.send_delayed(&mbox, Duration::ZERO, Plain);
     sent += 1;
     common::wait_until("the timer's message is queued", || {
-        mbox.stats().queue_depth == Some(depth + 1)
+        mbox.stats().queue_depth == Tracked::Value(depth + 1)
     });
     timer.cancel();
     key.open();

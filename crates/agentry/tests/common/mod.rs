@@ -24,17 +24,13 @@ pub const DEADLINE: Duration = Duration::from_secs(10);
 /// cannot meet). Only for that: a wait for something that should happen uses [`DEADLINE`].
 pub const SHORT: Duration = Duration::from_millis(100);
 
-/// Runs `env` to completion on a helper thread; fails if `run()` has not returned by the
-/// deadline.
+/// Runs `env` to completion; fails if it has not stopped by the deadline (the stuck
+/// environment is leaked rather than dropped: dropping it would wait for it).
 pub fn run_env(env: Env) {
-    let (done_tx, done_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        env.run();
-        let _ = done_tx.send(());
-    });
-    done_rx
-        .recv_timeout(DEADLINE)
-        .expect("Env::run() did not return before the deadline");
+    if let Err(still) = env.run_for(DEADLINE) {
+        std::mem::forget(still.into_env());
+        panic!("the environment did not stop before the deadline");
+    }
 }
 
 /// Receives from `rx`, failing after the deadline.
