@@ -8,7 +8,7 @@ mod common;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, UserError};
 use agentry_net::{
     Accepted, ChannelConfig, Close, CloseReason, Closed, ConnId, ConnOwner, Frame, Framing,
-    IoDispatcher, ListenerConfig, SendBytes, SendFrame, reactor,
+    IoDispatcher, ListenerConfig, SendBytes, SendFrame, WriteHigh, WriteLow, reactor,
 };
 use common::{DEADLINE, Event, Mode, Server, client, localhost, read_to_close};
 use std::io::{Read, Write};
@@ -138,28 +138,171 @@ fn a_per_connection_owner_sees_accepted_first_closed_last_and_its_last_words_are
     assert!(io.wait_threads(DEADLINE));
 }
 
+/// Bytes of the write-buffer test's stream: byte `i` is `i % 253`.
+fn pattern(from: usize, len: usize) -> Vec<u8> {
+    (from..from + len).map(|i| (i % 253) as u8).collect()
+}
+
+/// Sent by [`Closer`] to itself: send the next chunk.
+struct More;
+
+/// What a [`Closer`] tells the test.
+#[derive(Debug)]
+enum CloserReport {
+    /// `Close` and the late send were sent (from the `WriteHigh` handler); `sent` bytes
+    /// were sent before them.
+    Closing { sent: usize, channel: Mbox },
+    /// No `WriteHigh` after this many bytes.
+    GaveUp { sent: usize },
+    /// `Closed` was handled; what the owner saw, in order.
+    Done(Vec<String>),
+}
+
+/// An owner that fills its channel's write buffer, then closes it and sends once more.
+///
+/// It sends `CHUNK`-byte chunks of [`pattern`] one handler at a time until the channel
+/// reports `WriteHigh` (the kernel's socket buffers are full and the channel holds at least
+/// `write_high` bytes: the peer does not read yet). From that handler it sends `Close`, then
+/// a last `SendBytes` — after `Close`, from the channel's owner, while the channel provably
+/// exists: both are in the channel's queue before this handler returns, and the channel
+/// cannot be torn down before then — on the single io thread it does not even run until
+/// then (and its teardown waits for this owner to handle `Closed`, or for the linger time
+/// to run out, both of which start only once the channel has handled `Close`).
+struct Closer {
+    channel: Option<Mbox>,
+    sent: usize,
+    closing: bool,
+    log: Vec<String>,
+    report: Sender<CloserReport>,
+}
+
+impl Closer {
+    const CHUNK: usize = 256 * 1024;
+    const GIVE_UP: usize = 64 * 1024 * 1024;
+
+    fn send_more(&mut self, ctx: &mut Ctx<Closer>) {
+        let Some(channel) = &self.channel else { return };
+        if self.sent >= Closer::GIVE_UP {
+            let _ = self.report.send(CloserReport::GaveUp { sent: self.sent });
+            return;
+        }
+        channel.send(SendBytes(pattern(self.sent, Closer::CHUNK)));
+        self.sent += Closer::CHUNK;
+        ctx.mbox().send(More);
+    }
+}
+
+impl Agent for Closer {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|s: &mut Closer, ctx: &mut Ctx<Closer>, a: Accepted| {
+            s.channel = Some(a.channel);
+            s.log.push("accepted".into());
+            s.send_more(ctx);
+        })?
+        .on(|s: &mut Closer, ctx: &mut Ctx<Closer>, _: More| {
+            if !s.closing {
+                s.send_more(ctx);
+            }
+        })?
+        .on(|s: &mut Closer, _: &mut Ctx<Closer>, _: WriteHigh| {
+            s.log.push("write high".into());
+            if let (false, Some(channel)) = (s.closing, &s.channel) {
+                s.closing = true;
+                channel.send(Close);
+                channel.send(SendBytes(b"too late".to_vec()));
+                let _ = s.report.send(CloserReport::Closing {
+                    sent: s.sent,
+                    channel: channel.clone(),
+                });
+            }
+        })?
+        .on(|s: &mut Closer, _: &mut Ctx<Closer>, _: WriteLow| {
+            s.log.push("write low".into());
+        })?
+        .on(|s: &mut Closer, _: &mut Ctx<Closer>, c: Closed| {
+            s.log
+                .push(format!("closed:{:?} bytes_out={}", c.reason, c.bytes_out));
+            let _ = s
+                .report
+                .send(CloserReport::Done(std::mem::take(&mut s.log)));
+        })?;
+        Ok(())
+    }
+}
+
 #[test]
 fn close_by_the_owner_flushes_what_is_buffered_first() {
-    let server = Server::start(1, ListenerConfig::default(), Mode::Report);
-    let mut c = client(server.addr());
-    let (conn, channel) = server.accepted();
-    // More than the socket takes at once: most of it waits in the write buffer.
-    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
-    channel.send(SendBytes(data.clone()));
-    channel.send(Close);
-    channel.send(SendBytes(b"too late".to_vec()));
+    let env = Env::builder().autoshutdown(false).build().expect("env");
+    // One io thread: the owner and the channel run on it one message at a time.
+    let io = IoDispatcher::builder("closer")
+        .threads(1)
+        .build(env.handle())
+        .expect("io");
+    let (tx, reports) = mpsc::channel();
+    let mut coop = env.handle().new_coop();
+    let owner = coop.add_with(
+        Closer {
+            channel: None,
+            sent: 0,
+            closing: false,
+            log: Vec::new(),
+            report: tx,
+        },
+        &io.binder(),
+    );
+    env.handle().register_coop(coop).expect("owner registered");
+    // `write_low == 0`: the owner gets `WriteLow` only if the buffer empties while open, so
+    // a log without it proves the buffer still held bytes when `Close` was handled.
+    const WRITE_HIGH: usize = 1024 * 1024;
+    let config =
+        ListenerConfig::default().channel(ChannelConfig::default().write_watermarks(0, WRITE_HIGH));
+    let listener = io
+        .listen(localhost(), config, ConnOwner::Mbox(owner))
+        .expect("listening");
+    // The client reads nothing until the owner has sent `Close`.
+    let mut c = client(listener.local_addr());
+    let (sent, channel) = match reports.recv_timeout(DEADLINE).expect("the owner reported") {
+        CloserReport::Closing { sent, channel } => (sent, channel),
+        CloserReport::GaveUp { sent } => panic!("no `WriteHigh` after {sent} bytes"),
+        other => panic!("expected the owner's `Close`, got {other:?}"),
+    };
     let mut back = Vec::new();
     c.read_to_end(&mut back).expect("read to the end");
-    assert_eq!(back.len(), data.len());
-    assert!(back == data);
-    let closed = server.closed(conn);
-    assert_eq!(closed.reason, CloseReason::ByOwner);
-    common::wait_until("torn down", || server.listener.stats().open == 0);
-    let stats = server.io.stats();
+    assert_eq!(back.len(), sent, "everything sent before `Close` arrives");
+    assert!(back == pattern(0, sent), "in order, intact");
+    let log = match reports.recv_timeout(DEADLINE).expect("the owner reported") {
+        CloserReport::Done(log) => log,
+        other => panic!("expected `Closed`, got {other:?}"),
+    };
+    // `WriteHigh`, no `WriteLow`: bytes were still buffered when `Close` was handled (the
+    // flushing path, not an immediate close); `Closed` comes after the flush.
+    assert_eq!(
+        log,
+        vec![
+            "accepted".to_string(),
+            "write high".to_string(),
+            format!("closed:ByOwner bytes_out={sent}"),
+        ]
+    );
+    common::wait_until("torn down", || listener.stats().open == 0);
+    // The owner's send after its `Close` reached the channel before its teardown: counted.
+    let stats = io.stats();
     assert_eq!(stats.closed_by_owner, 1);
+    assert_eq!(stats.write_high, 1);
     assert_eq!(stats.sends_after_close, 1);
+    assert_eq!(stats.bytes_out, sent as u64);
     assert_eq!(stats.bytes_unsent, 0);
-    server.stop();
+    // A send from another thread after `Closed` races the teardown: the channel counts it
+    // (`sends_after_close`) or agentry refuses it (`dead_letters`) — one of the two, once.
+    channel.send(SendBytes(b"later".to_vec()));
+    env.handle().stop();
+    let env_stats = env.run();
+    assert!(io.wait_threads(DEADLINE));
+    assert_eq!(
+        io.stats().sends_after_close - 1 + env_stats.dead_letters,
+        1,
+        "the late send from another thread is counted exactly once"
+    );
 }
 
 #[test]
