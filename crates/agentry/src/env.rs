@@ -559,7 +559,18 @@ impl EnvHandle {
         Coop::new(self.clone())
     }
 
-    /// Registers `coop`: all its agents are defined, bound and started, or none is.
+    /// Registers `coop` as one transaction: every agent is defined, bound, subscribed and
+    /// started, or the coop is rolled back and no agent of it handles a message.
+    ///
+    /// Starting is the last step: each agent's `on_start` runs on its dispatcher, and no agent
+    /// of the coop handles a message before all have started. On a thread that is not a
+    /// dispatcher thread this call waits for the starts: `Ok` once every agent has started,
+    /// [`RegisterError::Start`] (naming the agent and why) once a failed coop is gone — the
+    /// agents that had started have finished by then. On a dispatcher thread (in a handler)
+    /// it cannot wait — a start may need this very thread — so it returns once the coop is
+    /// committed, and a failed start is reported as the coop's deregistration with
+    /// [`DeregReason::StartFailed`] (to its listeners and watchers). Earlier steps fail
+    /// synchronously everywhere ([`RegisterError::Define`], `Bind`, ...) and register nothing.
     pub fn register_coop(&self, coop: Coop) -> Result<CoopId, RegisterError> {
         self.0.register(coop)
     }
