@@ -281,14 +281,26 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
             observe,
             restart,
             lease: attach.lease,
-            ticket: Some(attach.start),
-            coop_start: None,
-            held: Vec::new(),
+            starting: Starting::Pending(attach.start),
             started: false,
             entered: false,
             stopped: DropReason::AgentFailed,
         })
     }
+}
+
+/// Where an agent is in its start (`coop/start.rs`).
+enum Starting {
+    /// Not started yet: where its start is to be reported.
+    Pending(StartTicket),
+    /// Started while a sibling has not: it holds the messages it takes, in the order they
+    /// came, until its coop has started.
+    Holding {
+        coop: Arc<CoopStart>,
+        held: Vec<Held>,
+    },
+    /// Its start is settled (whatever the outcome).
+    Settled,
 }
 
 /// `gate` bits (ground rules): the agent has not started yet…
@@ -353,12 +365,8 @@ struct AgentCell<A: Agent> {
     /// A supervised agent's factory and deferred messages.
     restart: Option<Box<Restartable<A>>>,
     lease: Lease,
-    /// Where its start is reported; taken when it starts.
-    ticket: Option<StartTicket>,
-    /// Its coop's start, while it holds messages (`HELD`).
-    coop_start: Option<Arc<CoopStart>>,
-    /// Messages held until its coop has started, in the order they came.
-    held: Vec<Held>,
+    /// Where it is in its start (`HELD` while `Holding`).
+    starting: Starting,
     /// Its `on_start` succeeded: `on_finish` is due.
     started: bool,
     /// It entered its initial states: they are left when it finishes.
@@ -459,7 +467,9 @@ impl<A: Agent> AgentCell<A> {
                 );
             }
             trace_kept(self.shared(), self.ctx.id, &held);
-            self.held.push(held);
+            if let Starting::Holding { held: kept, .. } = &mut self.starting {
+                kept.push(held);
+            }
             return Taken::Deferred;
         }
         if self.gate & TIME_LIMITED != 0 && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
@@ -538,24 +548,20 @@ impl<A: Agent> AgentCell<A> {
     /// started, or has and its release demand — which handles what it holds first — is on the
     /// way). Stops the agent if its coop failed to start.
     fn still_holding(&mut self) -> bool {
-        let coop = self
-            .coop_start
-            .as_ref()
-            .expect("invariant: a holding agent knows its coop's start");
-        let registered = !self.held.is_empty();
+        let Starting::Holding { coop, held } = &self.starting else {
+            unreachable!("invariant: HELD is set exactly while the agent is holding");
+        };
+        let registered = !held.is_empty();
         match coop.on_message(self.ctx.mbox.shared(), registered) {
             Go::Hold => true,
             Go::Run if registered => true,
             Go::Run => {
-                self.gate &= !HELD;
-                self.coop_start = None;
+                self.settle();
                 false
             }
             Go::RolledBack => {
-                self.gate &= !HELD;
-                self.coop_start = None;
+                let held = self.settle();
                 self.stop(DropReason::StartFailed);
-                let held = std::mem::take(&mut self.held);
                 drop_all(self.shared(), self.ctx.id, held, DropReason::StartFailed);
                 true
             }
@@ -564,14 +570,18 @@ impl<A: Agent> AgentCell<A> {
 
     /// The coop has started: handles what the agent held, in order, then runs freely.
     fn release(&mut self, cx: &mut IncarnationCx<'_>) {
-        if self.gate & HELD == 0 {
-            return;
-        }
-        self.gate &= !HELD;
-        self.coop_start = None;
-        let held = std::mem::take(&mut self.held);
+        let held = self.settle();
         let shared = Arc::clone(self.shared());
         replay(self, &shared, held, cx);
+    }
+
+    /// The agent's start is settled: it holds nothing more; returns what it held.
+    fn settle(&mut self) -> Vec<Held> {
+        self.gate &= !HELD;
+        match std::mem::replace(&mut self.starting, Starting::Settled) {
+            Starting::Holding { held, .. } => held,
+            Starting::Pending(_) | Starting::Settled => Vec::new(),
+        }
     }
 
     /// The agent handles nothing more; what it takes is dropped for `why`.
@@ -750,7 +760,12 @@ impl<A: Agent> AgentCell<A> {
     /// (`coop/start.rs`).
     fn start(&mut self) {
         self.gate &= !NOT_STARTED;
-        let ticket = self.ticket.take().unwrap_or(StartTicket::Restart);
+        let ticket = match std::mem::replace(&mut self.starting, Starting::Settled) {
+            Starting::Pending(ticket) => ticket,
+            Starting::Holding { .. } | Starting::Settled => {
+                unreachable!("invariant: an agent starts once")
+            }
+        };
         if let StartTicket::Registration {
             coop: Some(coop), ..
         } = &ticket
@@ -772,7 +787,10 @@ impl<A: Agent> AgentCell<A> {
                         Go::Run => {}
                         Go::Hold => {
                             self.gate |= HELD;
-                            self.coop_start = Some(coop);
+                            self.starting = Starting::Holding {
+                                coop,
+                                held: Vec::new(),
+                            };
                         }
                         Go::RolledBack => self.stop(DropReason::StartFailed),
                     }
@@ -994,7 +1012,8 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         } else {
             DropReason::CoopDeregistering
         };
-        drop_all(&shared, self.ctx.id, std::mem::take(&mut self.held), why);
+        let held = self.settle();
+        drop_all(&shared, self.ctx.id, held, why);
         if let Some(restart) = &mut self.restart {
             let deferred = std::mem::take(&mut restart.deferred);
             drop_all(
