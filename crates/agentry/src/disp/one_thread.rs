@@ -784,3 +784,6 @@ impl fmt::Debug for Driver {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests;
