@@ -205,3 +205,6 @@ impl fmt::Debug for ThreadPoolDispatcher {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests;
