@@ -6,7 +6,10 @@
 # 1. formatting and lints (rustfmt, clippy with warnings as errors);
 # 2. every unit, integration and doc test of the workspace, the examples (each runs as a
 #    test), and every benchmark once at smoke scale to check that it computes the right result;
-# 3. the loom model checks of the lock-free code (a separate build with `--cfg loom`).
+# 3. the loom model checks of the lock-free code (a separate build with `--cfg loom`);
+# 4. miri over the unit tests of the modules with `unsafe` code (the nightly toolchain with its
+#    `miri` and `rust-src` components, added with rustup when missing; skipped with a warning
+#    on a machine that has no nightly or cannot add them).
 #
 # The remote tests need `nats-server` (they start their own servers on loopback ports); it is
 # installed from Debian's archive when missing.
@@ -39,5 +42,35 @@ step "loom model checks (sync primitives)"
 # Bound 2 keeps this step under a minute; run with LOOM_MAX_PREEMPTIONS=3 (about 20 minutes)
 # after changing the lock-free code.
 LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p agentry --lib --release sync
+
+step "miri: undefined behaviour and leaks in the unit tests of the unsafe code (nightly)"
+# The unit tests of every module with `unsafe` (docs/ARCHITECTURE.md lists them), sized down
+# under `cfg(miri)`: about 2 minutes on 2 cores from a clean target/miri. When the nightly's
+# miri and rust-src components are missing they are added with rustup; a machine that has no
+# nightly, or cannot add them, skips this step with a warning (the rest of the suite stands).
+run_miri=1
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    run_miri=0
+elif ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -qx 'rust-src' \
+    || ! cargo +nightly miri --version >/dev/null 2>&1; then
+    step "installing miri and rust-src into the nightly toolchain (rustup)"
+    rustup component add --toolchain nightly miri rust-src || run_miri=0
+fi
+if [ "$run_miri" -eq 0 ]; then
+    echo "WARNING: miri step SKIPPED: no nightly toolchain with miri and rust-src, and rustup" >&2
+    echo "         could not add them (rustup toolchain install nightly --component miri,rust-src)" >&2
+else
+    cargo +nightly miri setup
+    # The modules with `unsafe`: payload, slab, demand, sync (mpsc, parker), the handler table,
+    # and the dispatchers (their queues, and real agents through cell.rs and worker.rs).
+    miri_units=(message::payload slab:: demand:: sync:: agent::handlers disp::)
+    CARGO_TARGET_DIR=target/miri cargo +nightly miri test -p agentry --lib -- "${miri_units[@]}" \
+        --skip disp::tests::thread_pool
+    # The thread pool's work-stealing deques use crossbeam-epoch, which breaks Stacked Borrows and
+    # keeps its global garbage until exit (crossbeam-rs/crossbeam#545 and #579; crossbeam checks it
+    # the same way): Tree Borrows, no leak check (the test counts its own drops).
+    MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-tree-borrows -Zmiri-ignore-leaks" CARGO_TARGET_DIR=target/miri \
+        cargo +nightly miri test -p agentry --lib -- disp::tests::thread_pool
+fi
 
 step "all checks passed"

@@ -187,3 +187,6 @@ impl Binder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

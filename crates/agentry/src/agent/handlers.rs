@@ -264,3 +264,6 @@ impl<A> HandlerTable<A> {
             .position(|e| e.type_id == type_id && e.source == source)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -852,3 +852,6 @@ impl fmt::Debug for Driver {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests;

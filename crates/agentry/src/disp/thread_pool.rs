@@ -206,3 +206,6 @@ impl fmt::Debug for ThreadPoolDispatcher {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -153,3 +153,6 @@ impl Parker {
         });
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;

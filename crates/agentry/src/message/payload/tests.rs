@@ -72,3 +72,169 @@ fn rejectable_payload_sees_the_reason() {
     drop(Payload::rejectable(Probe(hits.clone())));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
+
+/// Counts how often values of a test type are dropped; `PAD` bytes make it inline or boxed.
+struct Tracked<const PAD: usize> {
+    drops: Arc<AtomicUsize>,
+    pad: [u8; PAD],
+}
+
+impl<const PAD: usize> Tracked<PAD> {
+    fn new(drops: &Arc<AtomicUsize>) -> Self {
+        Tracked {
+            drops: drops.clone(),
+            pad: [PAD as u8; PAD],
+        }
+    }
+}
+
+impl<const PAD: usize> Drop for Tracked<PAD> {
+    fn drop(&mut self) {
+        assert!(self.pad.iter().all(|&b| b == PAD as u8), "value torn");
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl<const PAD: usize> Reject for Tracked<PAD> {
+    fn reject(self, why: Undelivered) {
+        assert_eq!(why, Undelivered::Shutdown);
+        // Dropped here: once.
+    }
+}
+
+/// Runs every way of consuming a payload of `T` and checks that each drops the value once.
+fn each_path_drops_once<T: Reject>(make: impl Fn(&Arc<AtomicUsize>) -> T) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let dropped = |n: usize, what: &str| assert_eq!(drops.load(Ordering::SeqCst), n, "{what}");
+    drop(Payload::new(make(&drops)));
+    dropped(1, "drop");
+    drop(Payload::new(make(&drops)).take::<T>().ok());
+    dropped(2, "take");
+    let wrong = Payload::new(make(&drops))
+        .take::<u8>()
+        .expect_err("not a u8");
+    dropped(2, "a wrong take drops nothing");
+    drop(wrong);
+    dropped(3, "drop after a wrong take");
+    Payload::new(make(&drops)).reject(Undelivered::Shutdown);
+    dropped(4, "reject of a plain payload");
+    Payload::rejectable(make(&drops)).reject(Undelivered::Shutdown);
+    dropped(5, "reject of a rejectable payload");
+    drop(Payload::rejectable(make(&drops)));
+    dropped(6, "drop of a rejectable payload");
+    // SAFETY: the payload holds a `T`.
+    drop(unsafe { Payload::new(make(&drops)).take_unchecked::<T>() });
+    dropped(7, "take_unchecked");
+}
+
+#[test]
+fn inline_and_boxed_values_are_dropped_exactly_once_on_every_path() {
+    // An `Arc` is one word: `PAD` up to `INLINE_BYTES - 8` stays inline.
+    each_path_drops_once(Tracked::<0>::new);
+    each_path_drops_once(Tracked::<{ INLINE_BYTES - 8 }>::new);
+    each_path_drops_once(Tracked::<{ INLINE_BYTES - 7 }>::new);
+    each_path_drops_once(Tracked::<64>::new);
+}
+
+#[derive(Debug, PartialEq)]
+#[repr(align(32))]
+struct Aligned32(u64);
+
+#[derive(Debug, PartialEq)]
+#[repr(align(4096))]
+struct Page(u8);
+
+#[test]
+fn over_aligned_and_odd_sized_values_keep_their_bytes() {
+    // Over-aligned values are boxed even when small; the box keeps their alignment.
+    let p = Payload::new(Aligned32(0xfeed));
+    assert_eq!(p.take::<Aligned32>().expect("aligned32"), Aligned32(0xfeed));
+    let p = Payload::new(Page(9));
+    assert_eq!(p.take::<Page>().expect("page"), Page(9));
+    // u128 has 16-byte alignment on x86_64 (boxed there), 8 elsewhere.
+    assert_eq!(
+        Payload::new(u128::MAX - 1).take::<u128>().expect("u128"),
+        u128::MAX - 1
+    );
+    // Smaller than a word, and exactly the inline capacity.
+    assert_eq!(Payload::new(3u8).take::<u8>().expect("u8"), 3);
+    assert_eq!(
+        Payload::new((1u8, 2u16)).take::<(u8, u16)>().expect("pair"),
+        (1, 2)
+    );
+    let full = [0xabu8; INLINE_BYTES];
+    assert_eq!(
+        Payload::new(full)
+            .take::<[u8; INLINE_BYTES]>()
+            .expect("full"),
+        full
+    );
+    // Zero-sized values of any alignment.
+    #[derive(Debug, PartialEq)]
+    #[repr(align(64))]
+    struct AlignedZst;
+    assert_eq!(Payload::new(()).take::<()>().expect("unit"), ());
+    assert_eq!(
+        Payload::new(AlignedZst).take::<AlignedZst>().expect("zst"),
+        AlignedZst
+    );
+    // Padding bytes (uninitialised) are carried without being read as integers.
+    #[derive(Debug, PartialEq, Clone, Copy)]
+    struct Padded {
+        a: u8,
+        b: u64,
+        c: u16,
+    }
+    let v = Padded { a: 1, b: 2, c: 3 };
+    assert_eq!(Payload::new(v).take::<Padded>().expect("padded"), v);
+}
+
+#[test]
+fn zero_sized_values_with_drop_run_drop_once() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    struct Zst;
+    impl Drop for Zst {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    drop(Payload::new(Zst));
+    Payload::new(Zst).reject(Undelivered::NoHandler);
+    drop(Payload::new(Zst).take::<Zst>().ok());
+    assert_eq!(DROPS.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn values_survive_moves_of_the_payload_and_a_trip_to_another_thread() {
+    // Pointers kept inline (a `Box`, a `&'static`) and a boxed value's pointer must keep
+    // their provenance through byte copies of the payload.
+    let inline = Payload::new(Box::new(41u32));
+    let borrowed = Payload::new("static str");
+    let boxed = Payload::new(vec![String::from("a"), String::from("b")]);
+    let mut moved: Vec<Payload> = vec![inline, borrowed, boxed];
+    moved.reverse();
+    moved.shrink_to_fit();
+    let moved = std::thread::spawn(move || {
+        let mut moved = moved;
+        moved.insert(0, Payload::new(std::cell::Cell::new(5u64)));
+        moved
+    })
+    .join()
+    .expect("thread");
+    let mut it = moved.into_iter();
+    let cell = it
+        .next()
+        .expect("cell")
+        .take::<std::cell::Cell<u64>>()
+        .expect("cell");
+    cell.set(cell.get() + 1);
+    assert_eq!(cell.get(), 6);
+    let v = it.next().expect("vec").take::<Vec<String>>().expect("vec");
+    assert_eq!(v, ["a", "b"]);
+    assert_eq!(
+        it.next().expect("str").take::<&str>().expect("str"),
+        "static str"
+    );
+    let b = it.next().expect("box").take::<Box<u32>>().expect("box");
+    assert_eq!(*b + 1, 42);
+}

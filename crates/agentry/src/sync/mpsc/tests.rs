@@ -21,21 +21,28 @@ fn fifo_single_producer() {
 
 #[test]
 fn per_producer_order_with_many_producers() {
+    // Under miri: 3 producers of a few blocks each (every interleaving miri picks is checked).
+    const PRODUCERS: u64 = if cfg!(miri) { 3 } else { 4 };
+    const EACH: u64 = if cfg!(miri) { 70 } else { 10_000 };
     let q = Arc::new(MpscQueue::new());
-    let producers: Vec<_> = (0..4u64)
+    let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
             let q = q.clone();
-            std::thread::spawn(move || (0..10_000u64).for_each(|i| q.push((p, i))))
+            std::thread::spawn(move || (0..EACH).for_each(|i| q.push((p, i))))
         })
         .collect();
     let mut got = Vec::new();
-    while got.len() < 40_000 {
+    while got.len() < (PRODUCERS * EACH) as usize {
+        let before = got.len();
         got.extend(drain(&q));
+        if got.len() == before {
+            std::thread::yield_now();
+        }
     }
     producers
         .into_iter()
         .for_each(|h| h.join().expect("producer"));
-    let mut next = [0u64; 4];
+    let mut next = [0u64; PRODUCERS as usize];
     for (p, i) in got {
         assert_eq!(next[p as usize], i, "producer {p} out of order");
         next[p as usize] += 1;
@@ -143,6 +150,13 @@ fn drop_releases_each_value_exactly_once_including_a_partially_consumed_block() 
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "300 000 pushes from 6 threads, far beyond the miri step's budget; \
+              per_producer_order_with_many_producers and \
+              concurrent_producers_and_consumer_cross_blocks_and_drop_releases_the_rest are its \
+              miri-sized versions"
+)]
 fn stress_many_producers_per_producer_order_and_exactly_once() {
     const PRODUCERS: u64 = 6;
     const EACH: u64 = 50_000;
@@ -179,4 +193,78 @@ fn stress_many_producers_per_producer_order_and_exactly_once() {
     // SAFETY: as above.
     assert!(unsafe { q.pop() }.is_none());
     assert_eq!(q.len(), 0);
+}
+
+#[test]
+fn concurrent_producers_and_consumer_cross_blocks_and_drop_releases_the_rest() {
+    // Producers race for the last slot of a block (the one that installs the next block, from
+    // the spare the consumer recycled or a new allocation) while the consumer retires blocks
+    // behind them; the consumer stops half-way and the queue drops the rest.
+    const PRODUCERS: usize = 3;
+    const EACH: usize = if cfg!(miri) {
+        2 * super::BLOCK_CAP + 5
+    } else {
+        20_000
+    };
+    const TOTAL: usize = PRODUCERS * EACH;
+    let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let q = Arc::new(MpscQueue::new());
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let (q, drops) = (q.clone(), drops.clone());
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    q.push((p, i, Counted(drops.clone())));
+                }
+            })
+        })
+        .collect();
+    let mut next = [0usize; PRODUCERS];
+    let mut taken = 0;
+    while taken < TOTAL / 2 {
+        // SAFETY: the test thread is the only consumer.
+        match unsafe { q.pop() } {
+            Some((p, i, value)) => {
+                assert_eq!(next[p], i, "producer {p} out of order");
+                next[p] += 1;
+                taken += 1;
+                drop(value);
+            }
+            None => std::thread::yield_now(),
+        }
+    }
+    producers
+        .into_iter()
+        .for_each(|h| h.join().expect("producer"));
+    assert_eq!(q.len(), TOTAL - taken);
+    assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), taken);
+    drop(Arc::into_inner(q).expect("the producers are gone"));
+    assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), TOTAL);
+}
+
+#[test]
+fn a_value_pushed_on_one_thread_is_read_whole_on_another() {
+    // Non-`Copy` values with heap parts: the consumer must see the producer's writes to them.
+    const N: usize = if cfg!(miri) { 40 } else { 5_000 };
+    let q = Arc::new(MpscQueue::new());
+    let producer = {
+        let q = q.clone();
+        std::thread::spawn(move || {
+            for i in 0..N {
+                q.push(vec![i; 3]);
+            }
+        })
+    };
+    let mut expected = 0;
+    while expected < N {
+        // SAFETY: the test thread is the only consumer.
+        match unsafe { q.pop() } {
+            Some(v) => {
+                assert_eq!(v, [expected; 3]);
+                expected += 1;
+            }
+            None => std::thread::yield_now(),
+        }
+    }
+    producer.join().expect("producer");
 }

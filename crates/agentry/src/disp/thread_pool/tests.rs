@@ -1,0 +1,128 @@
+//! One agent queue without workers: the run state hands the queue to the test thread, which
+//! pops as a worker would (straight from the MPSC queue, or sorted by event priority once a
+//! raised demand is queued), and the dropped queue discards what is left. Demands here never
+//! run (their agent reference dangles); pools running real agents are tested in
+//! `disp/tests.rs`. Both run under miri.
+
+use super::agent_queue::AgentQueue;
+use super::pool::Pool;
+use crate::demand::{Demand, LimitSlot};
+use crate::ids::MboxId;
+use crate::message::payload::Payload;
+use crate::slab::AgentRef;
+use crate::stats::EnvCounters;
+use crossbeam_deque::Worker;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A demand that must never run, numbered `n`; `marker` counts the live payloads.
+fn demand(n: u32, priority: u8, marker: &Arc<()>) -> Demand {
+    Demand::message(
+        AgentRef::dangling(),
+        MboxId::next(),
+        Payload::new((n, Arc::clone(marker))),
+        LimitSlot::NONE,
+        priority,
+    )
+}
+
+fn number(d: Demand) -> (u32, u8) {
+    let priority = d.priority;
+    let (n, _) = d
+        .payload
+        .expect("message")
+        .take::<(u32, Arc<()>)>()
+        .expect("type");
+    (n, priority)
+}
+
+/// A pool of one worker slot and no thread: the test thread plays the worker.
+fn pool() -> Arc<Pool> {
+    let pool = Pool::new(
+        "t".into(),
+        0,
+        1,
+        8,
+        Arc::new(EnvCounters::default()),
+        std::sync::Weak::new(),
+    );
+    pool.set_stealers(vec![Worker::<Arc<AgentQueue>>::new_fifo().stealer()].into());
+    Arc::new(pool)
+}
+
+/// Takes the queue the pool scheduled and starts it, as a worker does.
+fn start(pool: &Pool) -> Arc<AgentQueue> {
+    let queue = pool.find_work(0).expect("scheduled");
+    queue.state.start();
+    queue
+}
+
+/// Pops as the worker that started the queue.
+fn pop(queue: &AgentQueue) -> Option<(u32, u8)> {
+    // SAFETY: the test thread started the queue (`start`) and has not stopped it.
+    unsafe { queue.pop() }.map(number)
+}
+
+#[test]
+fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once() {
+    // Fewer than one sorting batch (`SORT_BATCH`): one pop sorts everything waiting.
+    const N: u32 = 40;
+    let pool = pool();
+    let marker = Arc::new(());
+    let queue = Arc::new(AgentQueue::new(Arc::clone(&pool)));
+    // From another thread: the first push schedules the queue, the others only queue.
+    {
+        let (queue, marker) = (Arc::clone(&queue), Arc::clone(&marker));
+        std::thread::spawn(move || {
+            for n in 0..N {
+                queue.push(demand(n, 0, &marker)).expect("open");
+            }
+        })
+        .join()
+        .expect("sender");
+    }
+    let running = start(&pool);
+    assert!(Arc::ptr_eq(&running, &queue));
+    for n in 0..N / 2 {
+        assert_eq!(pop(&queue), Some((n, 0)), "FIFO while nothing is raised");
+    }
+    // A raised demand behind the rest: sorting starts, and it overtakes what waits.
+    queue.push(demand(1_000_000, 3, &marker)).expect("open");
+    queue.push(demand(1_000_001, 7, &marker)).expect("open");
+    assert!(
+        pool.find_work(0).is_none(),
+        "a running queue is not scheduled again"
+    );
+    assert_eq!(pop(&queue), Some((1_000_001, 7)));
+    assert_eq!(pop(&queue), Some((1_000_000, 3)));
+    assert_eq!(pop(&queue), Some((N / 2, 0)));
+    // Stop with demands left: the queue is put back for a worker.
+    assert!(queue.state.stop(), "notified while running");
+    pool.reschedule_local(Arc::clone(&queue));
+    let again = start(&pool);
+    assert!(Arc::ptr_eq(&again, &queue));
+    assert_eq!(pop(&queue), Some((N / 2 + 1, 0)));
+    // Budget used up: paused and put back; a push meanwhile does not schedule it twice.
+    queue.state.pause();
+    pool.reschedule_local(Arc::clone(&queue));
+    drop((running, again));
+    queue.push(demand(2_000_000, 0, &marker)).expect("open");
+    let scheduled = pool.find_work(0).expect("put back once");
+    assert!(pool.find_work(0).is_none());
+    drop(scheduled);
+    // Drop with demands in both the sorted part and the MPSC queue.
+    let left = u64::from(N / 2 - 2 + 1);
+    drop(Arc::into_inner(queue).expect("no worker holds it"));
+    assert_eq!(
+        pool.counters.dropped_on_shutdown.load(Ordering::Relaxed),
+        left,
+        "every demand left, once"
+    );
+    assert_eq!(Arc::strong_count(&marker), 1, "every payload dropped");
+    pool.close();
+    let queue = AgentQueue::new(Arc::clone(&pool));
+    assert!(
+        Arc::new(queue).push(demand(0, 0, &marker)).is_err(),
+        "closed"
+    );
+}
