@@ -40,7 +40,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// Slots in the first segment; segment `k` holds `FIRST_SEGMENT << k` slots.
 const FIRST_SEGMENT: usize = 256;
@@ -56,14 +56,17 @@ pub(crate) struct AgentSlot {
     /// Messages handled / unhandled by the current agent (written by its worker only).
     handled: AtomicU64,
     unhandled: AtomicU64,
-    /// The occupant (for lookups by [`AgentId`] from any thread) and the tombstones of
-    /// earlier ones.
-    agents: Mutex<SlotAgents>,
 }
+
+/// Who a slot holds, kept apart from the slot (the slab's `occupants`): only registration,
+/// finish, lookups by id and the gone path touch it, so the slots that dispatchers touch on
+/// every demand stay small and dense.
 
 #[derive(Default)]
 struct SlotAgents {
+    /// The occupant (for lookups by [`AgentId`] from any thread).
     live: Option<Arc<AgentShared>>,
+    /// Finished occupants whose shared part is still alive (ground rules).
     finished: Tombstones,
 }
 
@@ -121,7 +124,6 @@ impl AgentSlot {
             body: UnsafeCell::new(None),
             handled: AtomicU64::new(0),
             unhandled: AtomicU64::new(0),
-            agents: Mutex::new(SlotAgents::default()),
         }
     }
 }
@@ -315,6 +317,8 @@ struct Allocation {
 /// Storage of every agent of one environment.
 pub(crate) struct AgentSlab {
     segments: [AtomicPtr<AgentSlot>; SEGMENTS],
+    /// Who each slot of a segment holds, by offset (set before the segment is published).
+    occupants: [OnceLock<Box<[Mutex<SlotAgents>]>>; SEGMENTS],
     allocation: Mutex<Allocation>,
 }
 
@@ -339,6 +343,7 @@ impl AgentSlab {
     pub(crate) fn new() -> Self {
         AgentSlab {
             segments: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            occupants: std::array::from_fn(|_| OnceLock::new()),
             allocation: Mutex::new(Allocation {
                 free: Vec::new(),
                 next_unused: 0,
@@ -355,6 +360,14 @@ impl AgentSlab {
         // SAFETY: a published segment has `segment_len(segment)` initialised slots and lives as
         // long as the slab; `offset` is within it by construction of `locate`.
         Some(unsafe { &*base.add(offset) })
+    }
+
+    /// Who the slot `index` (of a published segment) holds.
+    fn agents(&self, index: u32) -> &Mutex<SlotAgents> {
+        let (segment, offset) = locate(index);
+        &self.occupants[segment]
+            .get()
+            .expect("invariant: a segment's occupants are set before it is published")[offset]
     }
 
     /// Allocates a slot for a new agent; `make` builds the body knowing the agent's id.
@@ -374,6 +387,12 @@ impl AgentSlab {
                         .expect("invariant: fewer than 2^32 agents");
                     let (segment, offset) = locate(index);
                     if offset == 0 {
+                        let occupants = (0..segment_len(segment))
+                            .map(|_| Mutex::new(SlotAgents::default()))
+                            .collect();
+                        if self.occupants[segment].set(occupants).is_err() {
+                            unreachable!("invariant: a segment is allocated once");
+                        }
                         let slots: Box<[AgentSlot]> = (0..segment_len(segment))
                             .map(|i| AgentSlot::vacant(index + i as u32))
                             .collect();
@@ -398,7 +417,7 @@ impl AgentSlab {
         unsafe { *slot.body.get() = Some(body) };
         slot.handled.store(0, Ordering::Relaxed);
         slot.unhandled.store(0, Ordering::Relaxed);
-        slot.agents.lock().live = Some(Arc::clone(shared));
+        self.agents(index).lock().live = Some(Arc::clone(shared));
         slot.state
             .store(pack(generation, generation), Ordering::Release);
         aref
@@ -491,7 +510,7 @@ impl AgentSlab {
         }
         // SAFETY: caller contract (see `body_mut`).
         let body = unsafe { (*slot.body.get()).take() };
-        let mut agents = slot.agents.lock();
+        let mut agents = self.agents(slot.index).lock();
         let live = agents.live.take();
         if let Some(shared) = &live {
             // Published before the generation moves on (readers check it after reading).
@@ -524,7 +543,7 @@ impl AgentSlab {
     pub(crate) fn live_agent(&self, r: AgentRef) -> Option<Arc<AgentShared>> {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        let agents = slot.agents.lock();
+        let agents = self.agents(slot.index).lock();
         if !admits(slot.state.load(Ordering::Acquire), r.generation) {
             return None;
         }
@@ -536,7 +555,7 @@ impl AgentSlab {
     pub(crate) fn finished_agent(&self, r: AgentRef) -> Option<Arc<AgentShared>> {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        let agents = slot.agents.lock();
+        let agents = self.agents(slot.index).lock();
         agents.finished.find(r.generation)?.agent.upgrade()
     }
 
@@ -545,7 +564,7 @@ impl AgentSlab {
     pub(crate) fn bury(&self, r: AgentRef) {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        slot.agents.lock().finished.remove(r.generation);
+        self.agents(slot.index).lock().finished.remove(r.generation);
     }
 
     /// Counts one message the agent `r` handled or had no handler for (a deferred message is
@@ -582,7 +601,7 @@ impl AgentSlab {
     /// The shared part of the live agent `id`, if it still exists.
     pub(crate) fn lookup(&self, id: AgentId) -> Option<Arc<AgentShared>> {
         let slot = self.slot(id.slot())?;
-        let agents = slot.agents.lock();
+        let agents = self.agents(slot.index).lock();
         if current(slot.state.load(Ordering::Acquire)) != id.generation() {
             return None;
         }
