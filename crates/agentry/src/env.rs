@@ -337,7 +337,7 @@ impl EnvInner {
                     observe: self.config.observe.clone(),
                     start: StartTicket::Registration {
                         coop: start.clone(),
-                        index,
+                        index: u32::try_from(index).unwrap_or(u32::MAX),
                     },
                 })
             });

@@ -84,35 +84,41 @@ impl Tombstone {
     }
 }
 
-/// The tombstones of a slot: most slots have none or one, so the first is inline.
+/// The tombstones of a slot: most slots have none or one, so the first is inline and the
+/// rest (a slot reused while earlier occupants' mboxes are still held) boxed.
 #[derive(Default)]
 struct Tombstones {
     one: Option<Tombstone>,
-    more: Vec<Tombstone>,
+    more: Option<Box<[Tombstone]>>,
 }
 
 impl Tombstones {
     fn push(&mut self, t: Tombstone) {
-        match self.one {
-            None => self.one = Some(t),
-            Some(_) => self.more.push(t),
+        if self.one.is_none() {
+            self.one = Some(t);
+            return;
         }
+        let mut more = self.more.take().map(Vec::from).unwrap_or_default();
+        more.push(t);
+        self.more = Some(more.into_boxed_slice());
     }
 
     fn find(&self, generation: u32) -> Option<&Tombstone> {
         self.one
             .iter()
-            .chain(&self.more)
+            .chain(self.more.iter().flat_map(|more| more.iter()))
             .find(|t| t.covers(generation))
     }
 
     /// Removes the tombstone of the agent whose last generation is `last`.
     fn remove(&mut self, last: u32) {
+        let mut more = self.more.take().map(Vec::from).unwrap_or_default();
         if self.one.as_ref().is_some_and(|t| t.last == last) {
-            self.one = self.more.pop();
+            self.one = more.pop();
         } else {
-            self.more.retain(|t| t.last != last);
+            more.retain(|t| t.last != last);
         }
+        self.more = (!more.is_empty()).then(|| more.into_boxed_slice());
     }
 }
 

@@ -179,7 +179,7 @@ pub(crate) enum StartTicket {
     /// the coop.
     Registration {
         coop: Option<Arc<CoopStart>>,
-        index: usize,
+        index: u32,
     },
     /// A supervisor's restart: a failed start is a failure of the agent, reported like a panic.
     Restart,
@@ -294,13 +294,16 @@ enum Starting {
     /// Not started yet: where its start is to be reported.
     Pending(StartTicket),
     /// Started while a sibling has not: it holds the messages it takes, in the order they
-    /// came, until its coop has started.
-    Holding {
-        coop: Arc<CoopStart>,
-        held: Vec<Held>,
-    },
+    /// came, until its coop has started (boxed: rare, and it keeps the cell small).
+    Holding(Box<Holding>),
     /// Its start is settled (whatever the outcome).
     Settled,
+}
+
+/// A started agent waiting for its siblings to start.
+struct Holding {
+    coop: Arc<CoopStart>,
+    held: Vec<Held>,
 }
 
 /// `gate` bits (ground rules): the agent has not started yet…
@@ -467,8 +470,8 @@ impl<A: Agent> AgentCell<A> {
                 );
             }
             trace_kept(self.shared(), self.ctx.id, &held);
-            if let Starting::Holding { held: kept, .. } = &mut self.starting {
-                kept.push(held);
+            if let Starting::Holding(holding) = &mut self.starting {
+                holding.held.push(held);
             }
             return Taken::Deferred;
         }
@@ -548,11 +551,11 @@ impl<A: Agent> AgentCell<A> {
     /// started, or has and its release demand — which handles what it holds first — is on the
     /// way). Stops the agent if its coop failed to start.
     fn still_holding(&mut self) -> bool {
-        let Starting::Holding { coop, held } = &self.starting else {
+        let Starting::Holding(holding) = &self.starting else {
             unreachable!("invariant: HELD is set exactly while the agent is holding");
         };
-        let registered = !held.is_empty();
-        match coop.on_message(self.ctx.mbox.shared(), registered) {
+        let registered = !holding.held.is_empty();
+        match holding.coop.on_message(self.ctx.mbox.shared(), registered) {
             Go::Hold => true,
             Go::Run if registered => true,
             Go::Run => {
@@ -579,7 +582,7 @@ impl<A: Agent> AgentCell<A> {
     fn settle(&mut self) -> Vec<Held> {
         self.gate &= !HELD;
         match std::mem::replace(&mut self.starting, Starting::Settled) {
-            Starting::Holding { held, .. } => held,
+            Starting::Holding(holding) => holding.held,
             Starting::Pending(_) | Starting::Settled => Vec::new(),
         }
     }
@@ -762,7 +765,7 @@ impl<A: Agent> AgentCell<A> {
         self.gate &= !NOT_STARTED;
         let ticket = match std::mem::replace(&mut self.starting, Starting::Settled) {
             Starting::Pending(ticket) => ticket,
-            Starting::Holding { .. } | Starting::Settled => {
+            Starting::Holding(_) | Starting::Settled => {
                 unreachable!("invariant: an agent starts once")
             }
         };
@@ -787,10 +790,10 @@ impl<A: Agent> AgentCell<A> {
                         Go::Run => {}
                         Go::Hold => {
                             self.gate |= HELD;
-                            self.starting = Starting::Holding {
+                            self.starting = Starting::Holding(Box::new(Holding {
                                 coop,
                                 held: Vec::new(),
-                            };
+                            }));
                         }
                         Go::RolledBack => self.stop(DropReason::StartFailed),
                     }
@@ -858,7 +861,7 @@ impl<A: Agent> AgentCell<A> {
         );
         let first = coop.is_none_or(|coop| {
             coop.failed(Failed {
-                index,
+                index: index as usize,
                 agent_type,
                 failure,
             })
