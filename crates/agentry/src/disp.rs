@@ -137,6 +137,45 @@ impl<'a> BindScope<'a> {
     }
 }
 
+/// The dispatcher of an environment's agents that were given none
+/// ([`EnvBuilder::default_dispatcher`](crate::EnvBuilder::default_dispatcher)). It is started
+/// when the first agent needs it, so an environment whose agents all run elsewhere starts no
+/// thread for it.
+///
+/// ```
+/// use agentry::disp::DefaultDispatcher;
+/// use agentry::{Agent, Ctx, Env, UserError};
+///
+/// struct Hello;
+/// impl Agent for Hello {
+///     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
+///         ctx.stop_env();
+///         Ok(())
+///     }
+/// }
+///
+/// let env = Env::builder()
+///     .default_dispatcher(DefaultDispatcher::ThreadPool { threads: 2 })
+///     .build()
+///     .expect("env");
+/// assert!(env.handle().dispatcher_stats().is_empty(), "nothing started yet");
+/// env.handle().register_agent(Hello).expect("registered");
+/// assert_eq!(env.handle().dispatcher_stats()[0].kind, "thread_pool");
+/// env.run();
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DefaultDispatcher {
+    /// One thread for all of them (the default).
+    #[default]
+    OneThread,
+    /// A thread pool of `threads` workers, FIFO per agent.
+    ThreadPool {
+        /// Worker threads (at least 1).
+        threads: usize,
+    },
+}
+
 /// A snapshot of one dispatcher's counters ([`EnvHandle::dispatcher_stats`](crate::EnvHandle::dispatcher_stats)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -163,6 +202,9 @@ pub struct Binder(BinderKind);
 
 #[derive(Clone, Debug)]
 enum BinderKind {
+    /// The default dispatcher of the environment at this address, whatever it is (made on
+    /// first use, see [`DefaultDispatcher`]).
+    EnvDefault(usize),
     OneThread(one_thread::OneThreadDispatcher),
     ActiveObj(ActiveObjDispatcher),
     ActiveGroup(ActiveGroupDispatcher, Arc<str>),
@@ -171,6 +213,11 @@ enum BinderKind {
 }
 
 impl Binder {
+    /// The binder of the default dispatcher of the environment at `env`.
+    pub(crate) fn env_default(env: usize) -> Self {
+        Binder(BinderKind::EnvDefault(env))
+    }
+
     /// Prepares the binding of an agent of priority `priority` (used by priority
     /// dispatchers, ignored by the others).
     pub(crate) fn prepare(
@@ -179,6 +226,13 @@ impl Binder {
         priority: Priority,
     ) -> Result<PreparedBinding, BindError> {
         match &self.0 {
+            BinderKind::EnvDefault(env) => {
+                if *env != scope.env.address() {
+                    return Err(BindError::OtherEnv("default".into()));
+                }
+                let default = scope.env.default_dispatcher()?;
+                default.prepare(scope, priority)
+            }
             BinderKind::OneThread(d) => d.prepare(scope, priority),
             BinderKind::ActiveObj(d) => d.prepare(scope),
             BinderKind::ActiveGroup(d, group) => d.prepare(scope, group),

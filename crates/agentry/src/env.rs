@@ -31,9 +31,10 @@ use crate::destination::Destination;
 use crate::destination::sealed::Timed;
 use crate::disp::Driver;
 use crate::disp::one_thread::OneThreadDispatcher;
-use crate::disp::{BindScope, Binder, DispatcherCore, DispatcherStats};
+use crate::disp::thread_pool::ThreadPoolDispatcher;
+use crate::disp::{BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats};
 use crate::error::{
-    BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
+    BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
@@ -49,7 +50,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -116,6 +117,8 @@ pub(crate) struct Config {
     pub(crate) observe: crate::agent::cell::Observe,
     /// Track every agent's queue depth.
     pub(crate) queue_depth: bool,
+    /// What agents given no dispatcher run on (made on first use).
+    pub(crate) default_dispatcher: DefaultDispatcher,
 }
 
 pub(crate) struct EnvInner {
@@ -129,7 +132,8 @@ pub(crate) struct EnvInner {
     stopped: Condvar,
     workers: Mutex<Vec<WorkerThread>>,
     dispatchers: Mutex<Vec<Weak<dyn DispatcherCore>>>,
-    default_binder: OnceLock<Binder>,
+    /// The binder of the default dispatcher, once it is made (`default_dispatcher`).
+    default: Mutex<Option<Binder>>,
     pub(crate) timers: Arc<TimerService>,
     timer_thread: Mutex<Option<JoinHandle<()>>>,
     config: Config,
@@ -152,7 +156,7 @@ impl EnvInner {
             stopped: Condvar::new(),
             workers: Mutex::new(Vec::new()),
             dispatchers: Mutex::new(Vec::new()),
-            default_binder: OnceLock::new(),
+            default: Mutex::new(None),
             timers: TimerService::new(
                 config.timer_engine,
                 config.clock.clone(),
@@ -212,6 +216,30 @@ impl EnvInner {
             .push(WorkerThread { closer, join: None });
     }
 
+    /// The binder of the default dispatcher, made (and its threads started) on first use.
+    pub(crate) fn default_dispatcher(self: &Arc<Self>) -> Result<Binder, BindError> {
+        let mut default = self.default.lock();
+        if let Some(binder) = &*default {
+            return Ok(binder.clone());
+        }
+        let handle = EnvHandle(Arc::clone(self));
+        let made = match self.config.default_dispatcher {
+            DefaultDispatcher::OneThread => {
+                OneThreadDispatcher::new(&handle, "default").map(|d| d.binder())
+            }
+            DefaultDispatcher::ThreadPool { threads } => ThreadPoolDispatcher::builder("default")
+                .threads(threads)
+                .build(&handle)
+                .map(|d| d.binder()),
+        };
+        let binder = made.map_err(|e| match e {
+            BuildError::EnvStopped => BindError::DispatcherShutDown("default".into()),
+            other => BindError::Spawn(other.to_string()),
+        })?;
+        *default = Some(binder.clone());
+        Ok(binder)
+    }
+
     /// Records a dispatcher for [`EnvHandle::dispatcher_stats`].
     pub(crate) fn register_dispatcher(&self, core: Weak<dyn DispatcherCore>) {
         let mut dispatchers = self.dispatchers.lock();
@@ -265,10 +293,7 @@ impl EnvInner {
         }
 
         // Phase 2: every agent's binding is prepared (fallible; dropping rolls back).
-        let default = self
-            .default_binder
-            .get()
-            .expect("invariant: set by EnvBuilder::build");
+        let default = &Binder::env_default(self.address());
         let mut prepared = Vec::with_capacity(defined.len());
         let mut scope = BindScope::new(self);
         for (index, (_, own, d, agent_type)) in defined.iter().enumerate() {
@@ -280,7 +305,7 @@ impl EnvInner {
                     agent_type,
                     source,
                 })?;
-            prepared.push(p);
+            prepared.push((p, b.clone()));
         }
 
         // Phase 3: commit (infallible past the parent check), under the registry lock so that
@@ -314,7 +339,7 @@ impl EnvInner {
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
         let mut starts = Vec::with_capacity(defined.len());
-        for (index, ((shared, _, mut defined, _), prepared)) in
+        for (index, ((shared, _, mut defined, _), (prepared, bound_by))) in
             defined.into_iter().zip(prepared).enumerate()
         {
             let parts = defined.take_sender_parts();
@@ -334,6 +359,7 @@ impl EnvInner {
                     panic_reaction: reaction,
                     multi: multi_keys,
                     lease,
+                    binder: bound_by,
                     observe: self.config.observe.clone(),
                     start: StartTicket::Registration {
                         coop: start.clone(),
@@ -764,13 +790,11 @@ impl EnvHandle {
             .collect()
     }
 
-    /// The binder of the default (`one_thread`) dispatcher.
+    /// The binder of the environment's default dispatcher
+    /// ([`EnvBuilder::default_dispatcher`], `one_thread` unless chosen otherwise; started when
+    /// the first agent is bound to it).
     pub fn default_binder(&self) -> Binder {
-        self.0
-            .default_binder
-            .get()
-            .expect("invariant: set by EnvBuilder::build")
-            .clone()
+        Binder::env_default(self.0.address())
     }
 }
 
@@ -800,10 +824,8 @@ impl Env {
     }
 
     fn from_config(config: Config) -> Result<Env, BuildError> {
-        let (env, ()) = Env::with_default_dispatcher(config, |handle| {
-            Ok((OneThreadDispatcher::new(handle, "default")?, ()))
-        })?;
-        Ok(env)
+        let handle = EnvHandle(Arc::new(EnvInner::new(config)));
+        Env::start(handle)
     }
 
     /// An environment whose default dispatcher is driven by the calling thread (the testing
@@ -812,26 +834,20 @@ impl Env {
         config: Config,
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Result<(Env, Driver), BuildError> {
-        Env::with_default_dispatcher(config, |handle| {
-            OneThreadDispatcher::driven(handle, "default", wake)
-        })
+        let handle = EnvHandle(Arc::new(EnvInner::new(config)));
+        let (default, driver) = OneThreadDispatcher::driven(&handle, "default", wake)?;
+        *handle.0.default.lock() = Some(default.binder());
+        Ok((Env::start(handle)?, driver))
     }
 
-    fn with_default_dispatcher<T>(
-        config: Config,
-        make_default: impl FnOnce(&EnvHandle) -> Result<(OneThreadDispatcher, T), BuildError>,
-    ) -> Result<(Env, T), BuildError> {
-        let handle = EnvHandle(Arc::new(EnvInner::new(config)));
-        let (default, extra) = make_default(&handle)?;
-        if handle.0.default_binder.set(default.binder()).is_err() {
-            unreachable!("invariant: a new environment has no default binder yet");
-        }
+    /// Starts the environment's timer thread.
+    fn start(handle: EnvHandle) -> Result<Env, BuildError> {
         let timers = Arc::clone(&handle.0.timers);
         let thread = std::thread::Builder::new()
             .name("agentry-timer".into())
             .spawn(move || timers.run())?;
         *handle.0.timer_thread.lock() = Some(thread);
-        Ok((Env { handle }, extra))
+        Ok(Env { handle })
     }
 
     /// The handle to give to threads and agents.

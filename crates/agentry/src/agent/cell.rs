@@ -37,7 +37,7 @@ use super::state::{State, StateTree};
 use crate::coop::start::{CoopStart, Failed, Go};
 use crate::coop::{DeregReason, PanicReaction};
 use crate::demand::LimitSlot;
-use crate::disp::Lease;
+use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
@@ -166,6 +166,8 @@ pub(crate) struct Attach {
     pub(crate) multi: Vec<(MultiMbox, TypeId)>,
     /// Keeps the agent's dispatcher alive until the body is dropped.
     pub(crate) lease: Lease,
+    /// The binder it was bound with (its child coops run there too).
+    pub(crate) binder: Binder,
     /// How the environment observes its agents (the definition may add handler timing).
     pub(crate) observe: Observe,
     /// Where the outcome of its start goes.
@@ -263,6 +265,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 id: attach.id,
                 coop: attach.coop,
                 env: attach.env,
+                binder: attach.binder,
                 state: State::DEFAULT,
                 state_names: states.names(),
                 in_transition: false,
@@ -962,6 +965,7 @@ impl<A: Agent> AgentCell<A> {
             coop: ctx.coop,
             env,
             lease,
+            binder: ctx.binder,
             restart: restart.expect("invariant: only supervised agents are stopped"),
             observe,
             multi,

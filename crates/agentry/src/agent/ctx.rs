@@ -4,6 +4,7 @@ use super::Agent;
 use super::state::State;
 use crate::coop::{Coop, DeregReason};
 use crate::destination::Destination;
+use crate::disp::Binder;
 use crate::env::EnvHandle;
 use crate::error::{RegisterError, StateError, WatchError};
 use crate::ids::{AgentId, CoopId, WatchId};
@@ -25,6 +26,8 @@ pub struct Ctx<A> {
     pub(crate) id: AgentId,
     pub(crate) coop: CoopId,
     pub(crate) env: EnvHandle,
+    /// The binder the agent was bound with (its child coops' default).
+    pub(crate) binder: Binder,
     pub(crate) state: State,
     /// Names of the agent's states, by index.
     pub(crate) state_names: Arc<[Cow<'static, str>]>,
@@ -93,11 +96,20 @@ impl<A: Agent> Ctx<A> {
         self.env.stop();
     }
 
-    /// A new coop whose parent is this agent's coop.
+    /// A new coop whose parent is this agent's coop, and whose agents run on this agent's
+    /// dispatcher unless given another ([`Coop::set_binder`], [`Coop::add_with`]): a child
+    /// of an agent on a thread pool runs on that pool, a child of an active object gets a
+    /// thread of its own. (A coop from [`EnvHandle::new_coop`] runs on the environment's
+    /// default dispatcher.)
     pub fn child_coop(&self) -> Coop {
         let mut coop = self.env.new_coop();
-        coop.set_parent(self.coop);
+        coop.set_parent(self.coop).set_binder(&self.binder);
         coop
+    }
+
+    /// The binder this agent was bound with: its dispatcher, for agents it starts.
+    pub fn binder(&self) -> &Binder {
+        &self.binder
     }
 
     /// Registers `coop` (typically made by [`child_coop`](Self::child_coop)).

@@ -54,7 +54,7 @@ use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::shared::AgentShared;
 use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot};
-use crate::disp::Lease;
+use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::DefineError;
 use crate::ids::{AgentId, CoopId, MboxId};
@@ -165,6 +165,8 @@ pub(crate) struct Suspended<A: Agent> {
     pub(crate) coop: CoopId,
     pub(crate) env: EnvHandle,
     pub(crate) lease: Lease,
+    /// The binder the agent was bound with (the next incarnation's too).
+    pub(crate) binder: Binder,
     pub(crate) restart: Box<Restartable<A>>,
     pub(crate) observe: Observe,
     /// The last incarnation's multi-mbox subscriptions (kept until the next one subscribes).
@@ -245,6 +247,7 @@ impl<A: Agent> Suspended<A> {
             coop,
             env,
             lease,
+            binder,
             mut restart,
             observe,
             multi: old,
@@ -275,6 +278,7 @@ impl<A: Agent> Suspended<A> {
             panic_reaction: parts.panic_reaction.unwrap_or(PanicReaction::Supervise),
             multi,
             lease,
+            binder,
             observe,
             start: StartTicket::Restart,
         });

@@ -3,7 +3,7 @@
 use super::{Config, Env};
 use crate::agent::cell::Observe;
 use crate::coop::PanicReaction;
-use crate::disp::Driver;
+use crate::disp::{DefaultDispatcher, Driver};
 use crate::error::BuildError;
 use crate::timer::{Clock, EngineKind};
 use crate::trace::{TraceFilter, TraceSink, Tracer};
@@ -34,6 +34,7 @@ pub struct EnvBuilder {
     handler_time: bool,
     queue_depth: bool,
     tracing_spans: bool,
+    default_dispatcher: DefaultDispatcher,
 }
 
 /// The message tracer set on a builder.
@@ -58,6 +59,7 @@ impl Default for EnvBuilder {
             handler_time: false,
             queue_depth: false,
             tracing_spans: false,
+            default_dispatcher: DefaultDispatcher::OneThread,
         }
     }
 }
@@ -66,6 +68,15 @@ impl EnvBuilder {
     /// The panic reaction of coops and agents that set none (default: `DeregisterCoop`).
     pub fn panic_reaction(&mut self, reaction: PanicReaction) -> &mut Self {
         self.panic_reaction = reaction;
+        self
+    }
+
+    /// What agents given no dispatcher run on (default: one `one_thread` dispatcher). It is
+    /// started when the first agent needs it; agents registered from a handler with
+    /// [`Ctx::child_coop`](crate::Ctx::child_coop) run on their parent agent's dispatcher
+    /// instead.
+    pub fn default_dispatcher(&mut self, default: DefaultDispatcher) -> &mut Self {
+        self.default_dispatcher = default;
         self
     }
 
@@ -159,6 +170,7 @@ impl EnvBuilder {
                 spans: self.tracing_spans,
             },
             queue_depth: self.queue_depth,
+            default_dispatcher: self.default_dispatcher,
         }
     }
 }
