@@ -430,20 +430,8 @@ impl EnvInner {
             }
         }
         for shared in actions.finish {
-            shared.stop_accepting();
-            let b = shared
-                .binding()
-                .expect("invariant: registered agents are bound");
-            if let Err(demand) = b
-                .queue
-                .push(Demand::finish(b.target.load(), shared.mbox_id))
-            {
-                // Cannot happen while the agent holds its dispatcher lease; keep the env
-                // consistent anyway.
-                tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
-                drop(demand);
-                self.agent_finished(b.coop, &shared);
-            }
+            // An agent that stopped itself has its finish demand queued already.
+            shared.finish();
         }
         if actions.became_empty {
             self.registry_became_empty();

@@ -91,6 +91,20 @@ impl<A: Agent> Ctx<A> {
         let _ = self.env.deregister_coop(self.coop, reason);
     }
 
+    /// This agent stops alone: it stops accepting messages, handles what was queued before,
+    /// runs `on_finish` and leaves; its watchers get `Terminated` (`ExitReason::Normal`); the
+    /// rest of its coop goes on. When a coop's last agent has left this way, the coop is
+    /// deregistered (children first, reason `Normal`). Returns immediately; false if the agent
+    /// is finishing already, or is supervised (its supervisor decides when its children stop
+    /// and restart: deregister the coop instead).
+    pub fn stop_self(&self) -> bool {
+        let shared = self.mbox.shared();
+        if shared.binding().is_some_and(|b| b.supervisor.is_some()) {
+            return false;
+        }
+        shared.finish()
+    }
+
     /// Stops the environment (gracefully: stop guards first). Returns immediately.
     pub fn stop_env(&self) {
         self.env.stop();

@@ -123,6 +123,9 @@ pub(crate) struct AgentShared {
     pub(crate) stats: AgentCounters,
     binding: OnceLock<Binding>,
     accepting: AtomicBool,
+    /// Its finish demand has been queued (by its coop's deregistration or by the agent
+    /// stopping itself): it is queued once.
+    finish_claimed: AtomicBool,
     /// Why the agent is gone, once it is (set under the registry lock; death watch).
     pub(crate) exit: OnceLock<ExitReason>,
 }
@@ -136,6 +139,7 @@ impl AgentShared {
             stats: AgentCounters::default(),
             binding: OnceLock::new(),
             accepting: AtomicBool::new(false),
+            finish_claimed: AtomicBool::new(false),
             exit: OnceLock::new(),
         }
     }
@@ -151,6 +155,28 @@ impl AgentShared {
     /// Stops accepting messages (deregistration); later sends are refused and counted.
     pub(crate) fn stop_accepting(&self) {
         self.accepting.store(false, Ordering::Release);
+    }
+
+    /// Stops accepting messages and queues the agent's finish demand, once: false if it was
+    /// queued already (the agent stopped itself and its coop is leaving too, or the reverse).
+    pub(crate) fn finish(&self) -> bool {
+        if self.finish_claimed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.stop_accepting();
+        let b = self
+            .binding()
+            .expect("invariant: registered agents are bound");
+        if let Err(demand) = b.queue.push(Demand::finish(b.target.load(), self.mbox_id)) {
+            // Cannot happen while the agent holds its dispatcher lease; keep the env
+            // consistent anyway.
+            tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
+            drop(demand);
+            if let Some(env) = b.env.upgrade() {
+                env.agent_finished(b.coop, self);
+            }
+        }
+        true
     }
 
     pub(crate) fn binding(&self) -> Option<&Binding> {

@@ -56,6 +56,15 @@ pub(crate) struct Actions {
     pub(crate) became_empty: bool,
 }
 
+impl Actions {
+    fn absorb(&mut self, more: Actions) {
+        self.finish.extend(more.finish);
+        self.notify.extend(more.notify);
+        self.terminated.extend(more.terminated);
+        self.became_empty |= more.became_empty;
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Registry {
     coops: HashMap<CoopId, Entry>,
@@ -241,7 +250,14 @@ impl Registry {
         };
         e.live_agents -= 1;
         if e.live_agents == 0 {
-            self.finalize(coop, &mut actions);
+            if matches!(e.status, Status::Registered) && !e.children.is_empty() {
+                // Its last agent stopped itself: its children go first, then the coop.
+                if let Ok(more) = self.begin_deregistration(coop, DeregReason::Normal) {
+                    actions.absorb(more);
+                }
+            } else {
+                self.finalize(coop, &mut actions);
+            }
         }
         actions
     }
