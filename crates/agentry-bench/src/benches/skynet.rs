@@ -6,7 +6,6 @@
 
 use super::support::{Finish, Placement, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::disp::Binder;
 use agentry::{Agent, CoopId, Ctx, Define, DefineError, DeregReason, Mbox, UserError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +31,6 @@ struct Node {
     sum: u64,
     received: u32,
     children: Option<CoopId>,
-    binder: Binder,
     root: Arc<Root>,
 }
 
@@ -49,8 +47,8 @@ impl Agent for Node {
             }
             return Ok(());
         }
+        // Children run on this node's dispatcher (`Ctx::child_coop`).
         let mut coop = ctx.child_coop();
-        coop.set_binder(&self.binder);
         for i in 0..10 {
             coop.add(Node {
                 depth: self.depth - 1,
@@ -59,7 +57,6 @@ impl Agent for Node {
                 sum: 0,
                 received: 0,
                 children: None,
-                binder: self.binder.clone(),
                 root: Arc::clone(&self.root),
             });
         }
@@ -145,7 +142,6 @@ pub(crate) fn run_skynet(depth: u32, placement: Placement) -> Result<Duration, B
         sum: 0,
         received: 0,
         children: None,
-        binder: binder.clone(),
         root: Arc::clone(&root),
     };
     let mut coop = env.handle().new_coop();
