@@ -62,4 +62,5 @@ pub mod compare;
 pub mod harness;
 #[cfg(feature = "peers")]
 mod peers;
+pub mod soak;
 pub mod xorshift;
