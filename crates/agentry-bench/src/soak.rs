@@ -16,6 +16,9 @@
 //! RSS is read after the first phase (the warm-up) and after the last: a leak detector.
 //! The exit status is 0 when every equation held, 1 otherwise, 2 on a usage error.
 //!
+//! `--parts core,tcp,nats` (the default) chooses the parts: a finding in one part can be
+//! replayed alone with its seed.
+//!
 //! Random but reproducible: every driver thread draws from its own xorshift stream seeded
 //! from the seed, the phase and the thread (the interleaving of threads is not, so a
 //! violation may need a few runs with its seed to show again).
@@ -44,8 +47,7 @@ pub const COMMAND: &str = "soak";
     name = "agentry-bench soak",
     about,
     after_help = "Exit status: 0 when every equation held, 1 when one did not, 2 on a usage \
-                  error. nats-server must be installed (apt-get install nats-server) unless \
-                  --no-nats is given."
+                  error (or when a part cannot start, e.g. nats-server is not installed)."
 )]
 struct Cli {
     /// How long to run, in minutes (fractions allowed).
@@ -54,9 +56,32 @@ struct Cli {
     /// The seed of every random choice (default: from the clock; printed either way).
     #[arg(long)]
     seed: Option<u64>,
-    /// Run without the NATS part (when nats-server is not installed).
-    #[arg(long)]
-    no_nats: bool,
+    /// The parts to run (comma-separated): `core`, `tcp`, `nats`. The NATS part needs
+    /// nats-server (apt-get install nats-server).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [PartName::Core, PartName::Tcp, PartName::Nats]
+    )]
+    parts: Vec<PartName>,
+}
+
+/// A part of the soak, as `--parts` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PartName {
+    Core,
+    Tcp,
+    Nats,
+}
+
+impl std::fmt::Display for PartName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PartName::Core => "core",
+            PartName::Tcp => "tcp",
+            PartName::Nats => "nats",
+        })
+    }
 }
 
 /// One part of the soak: started at each phase, stopped and checked at its end.
@@ -141,6 +166,12 @@ pub fn main(args: &[std::ffi::OsString]) -> u8 {
     let (n, phase_len) = phases(total);
     let header = report::Header {
         seed,
+        parts: cli
+            .parts
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
         minutes: cli.minutes,
         phases: n,
         phase_len,
@@ -149,10 +180,15 @@ pub fn main(args: &[std::ffi::OsString]) -> u8 {
 
     let mut parts: Vec<Box<dyn Part>> = Vec::new();
     let made = (|| -> Result<(), String> {
-        parts.push(Box::new(core::CoreSoak::new()?));
-        parts.push(Box::new(net::NetSoak::new()?));
-        if !cli.no_nats {
-            parts.push(Box::new(remote::RemoteSoak::new(phase_len)?));
+        for name in &cli.parts {
+            if parts.iter().any(|p| p.name() == name.to_string()) {
+                continue;
+            }
+            parts.push(match name {
+                PartName::Core => Box::new(core::CoreSoak::new()?),
+                PartName::Tcp => Box::new(net::NetSoak::new()?),
+                PartName::Nats => Box::new(remote::RemoteSoak::new(phase_len)?),
+            });
         }
         Ok(())
     })();

@@ -46,8 +46,9 @@ const DRAIN: Duration = Duration::from_secs(40);
 struct Book {
     /// Connections accepted and not yet closed: peer and listener addresses.
     open: HashMap<ConnId, (SocketAddr, SocketAddr)>,
-    /// Closed connections of the phase, by peer address, in close order.
-    closed: HashMap<SocketAddr, VecDeque<CloseReason>>,
+    /// Closed connections of the phase, by their two ends (a client port may be used
+    /// towards both listeners at once), in close order.
+    closed: HashMap<Ends, VecDeque<CloseReason>>,
     /// Every close of the run, by reason kind (NetStats' order).
     by_reason: [u64; REASONS],
     accepted: u64,
@@ -57,6 +58,9 @@ struct Book {
 }
 
 type SharedBook = Arc<Mutex<Book>>;
+
+/// A connection's ends: the client's address and the listener's.
+type Ends = (SocketAddr, SocketAddr);
 
 fn lock(book: &SharedBook) -> MutexGuard<'_, Book> {
     book.lock()
@@ -145,7 +149,7 @@ impl Agent for EchoOwner {
             let mut b = lock(&o.book);
             b.by_reason[reason_kind(&c.reason).0] += 1;
             match b.open.remove(&c.conn) {
-                Some((peer, _)) => b.closed.entry(peer).or_default().push_back(c.reason),
+                Some(ends) => b.closed.entry(ends).or_default().push_back(c.reason),
                 None => b.unknown_closes += 1,
             }
         })?;
@@ -351,7 +355,10 @@ impl Part for NetSoak {
         per_client(&records, &mut closes, &mut checks, &mut t);
         let unmatched: Vec<String> = closes
             .iter()
-            .flat_map(|(peer, rs)| rs.iter().map(move |r| format!("{peer}: {r:?}")))
+            .flat_map(|((peer, listener), rs)| {
+                rs.iter()
+                    .map(move |r| format!("{peer} → {listener}: {r:?}"))
+            })
             .collect();
         checks.for_all(
             "tcp",
@@ -397,7 +404,7 @@ impl Part for NetSoak {
 /// Matches each client to its connection's close and checks it.
 fn per_client(
     records: &[ClientRecord],
-    closes: &mut HashMap<SocketAddr, VecDeque<CloseReason>>,
+    closes: &mut HashMap<Ends, VecDeque<CloseReason>>,
     checks: &mut Checks,
     t: &mut Tally,
 ) {
@@ -405,7 +412,7 @@ fn per_client(
     for r in records {
         let reason = r
             .local
-            .and_then(|a| closes.get_mut(&a).and_then(VecDeque::pop_front));
+            .and_then(|a| closes.get_mut(&(a, r.server)).and_then(VecDeque::pop_front));
         let kind = format!("{:?} {:?}", r.kind, r.side);
         t.one(format!("clients: {kind}"));
         let why = match (&reason, r.kind) {
@@ -435,8 +442,16 @@ fn per_client(
         }
         if let Some(why) = why {
             offenders.push(format!(
-                "client #{} {kind} from {:?}: {why}",
-                r.seq, r.local
+                "client #{} {kind} from {:?}: {why} (client: {} echoes right, {} wrong, \
+                 completed {}, held back {}, {} bytes written, error {:?})",
+                r.seq,
+                r.local,
+                r.echoes_ok,
+                r.echoes_bad,
+                r.completed,
+                r.held_back,
+                r.bytes_written,
+                r.error
             ));
         }
     }

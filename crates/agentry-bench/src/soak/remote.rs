@@ -33,7 +33,7 @@ use agents::{
     Add, Calculator, EventLog, Kick, Receiver, Requester, Seen, Seq, SharedSeen, Sum, lock,
 };
 use nats_server::NatsServer;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -77,6 +77,9 @@ pub struct RemoteSoak {
     stop: Arc<AtomicBool>,
     drivers: Vec<JoinHandle<Tally>>,
     phase_len: Duration,
+    /// The last stream number sent (numbers continue across phases: the receiver checks one
+    /// order for the whole run).
+    last_n: Arc<AtomicU64>,
 }
 
 fn gateway(
@@ -104,7 +107,7 @@ impl RemoteSoak {
     /// nats-server is not installed or does not start; a gateway does not connect.
     pub fn new(phase_len: Duration) -> Result<Self, String> {
         let binary = NatsServer::binary().ok_or(
-            "nats-server is not installed (apt-get install nats-server, or pass --no-nats)",
+            "nats-server is not installed (apt-get install nats-server, or leave nats out of --parts)",
         )?;
         let server = NatsServer::start(binary)?;
         let env = Env::builder()
@@ -157,6 +160,7 @@ impl RemoteSoak {
             stop: Arc::new(AtomicBool::new(false)),
             drivers: Vec::new(),
             phase_len,
+            last_n: Arc::default(),
         })
     }
 }
@@ -286,12 +290,15 @@ impl Part for RemoteSoak {
             Arc::clone(&self.stop),
         );
         let rng = stream_rng(seed, phase, 30);
-        // Numbers continue across phases: the receiver checks one order for the whole run.
-        let first = u64::from(phase) << 40;
+        let last_n = Arc::clone(&self.last_n);
         self.drivers.push(spawn(
             "stream",
             Box::new(move || {
-                stream_sender(&stream, &sent, rng, &stop, first);
+                let first = last_n.load(Ordering::SeqCst);
+                last_n.store(
+                    stream_sender(&stream, &sent, rng, &stop, first),
+                    Ordering::SeqCst,
+                );
                 Tally::default()
             }),
         ));

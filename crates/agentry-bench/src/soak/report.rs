@@ -9,6 +9,8 @@ use std::time::Duration;
 /// The run's parameters.
 pub struct Header {
     pub seed: u64,
+    /// The parts run, as `--parts` takes them.
+    pub parts: String,
     pub minutes: f64,
     pub phases: u32,
     pub phase_len: Duration,
@@ -17,15 +19,18 @@ pub struct Header {
 impl Header {
     pub fn print(&self) {
         println!(
-            "agentry soak: seed {}, {} minute(s) in {} phases of {:.1} s",
+            "agentry soak: seed {}, parts {}, {} minute(s) in {} phases of {:.1} s \
+             (each then drains and is audited)",
             self.seed,
+            self.parts,
             self.minutes,
             self.phases,
             self.phase_len.as_secs_f64()
         );
         println!(
-            "reproduce: cargo run --release -p agentry-bench -- soak --minutes {} --seed {}",
-            self.minutes, self.seed
+            "reproduce: cargo run --release -p agentry-bench -- soak --minutes {} --seed {} \
+             --parts {}",
+            self.minutes, self.seed, self.parts
         );
     }
 }
@@ -160,7 +165,7 @@ pub fn print_summary(
         for f in &failures {
             println!("{f}");
         }
-        println!("FAIL (reproduce with --seed {seed})");
+        println!("FAIL (reproduce with the command printed first, its seed {seed})");
         true
     }
 }

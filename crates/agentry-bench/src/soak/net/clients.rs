@@ -33,6 +33,8 @@ pub struct ClientRecord {
     pub side: Side,
     /// Its local address (the server's `peer`), once connected.
     pub local: Option<SocketAddr>,
+    /// The listener's address.
+    pub server: SocketAddr,
     pub echoes_ok: u64,
     pub echoes_bad: u64,
     /// A normal client finished its exchanges; a slow one saw the server close.
@@ -59,6 +61,7 @@ pub fn run(seq: u64, kind: Kind, side: Side, addr: SocketAddr, rng: XorShift) ->
         kind,
         side,
         local: None,
+        server: addr,
         echoes_ok: 0,
         echoes_bad: 0,
         completed: false,
