@@ -171,6 +171,8 @@ pub struct NetSoak {
     seq: Arc<AtomicU64>,
     /// Connections the soak's clients made over the run.
     connected: u64,
+    /// The run's counts at the last phase end (each phase reports its own share).
+    reported: Tally,
 }
 
 impl NetSoak {
@@ -234,6 +236,7 @@ impl NetSoak {
             driver: None,
             seq: Arc::default(),
             connected: 0,
+            reported: Tally::default(),
         })
     }
 }
@@ -368,10 +371,14 @@ impl Part for NetSoak {
         );
         let net = self.io.stats();
         totals(&book, &net, self, &mut checks);
-        t.add("write_high (owner)", book.write_high);
+        // These only grow: the phase reports what changed since the last one.
+        let mut run = Tally::default();
+        run.add("WriteHigh (owner)", book.write_high);
         drop(book);
-        t.add("NetStats read_pauses (run)", net.read_pauses);
-        t.add("NetStats bytes_in (run)", net.bytes_in);
+        run.add("NetStats read_pauses", net.read_pauses);
+        run.add("NetStats bytes_in", net.bytes_in);
+        t.merge(&run.since(&self.reported));
+        self.reported = run;
         (t, checks)
     }
 

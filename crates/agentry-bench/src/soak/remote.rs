@@ -80,6 +80,8 @@ pub struct RemoteSoak {
     /// The last stream number sent (numbers continue across phases: the receiver checks one
     /// order for the whole run).
     last_n: Arc<AtomicU64>,
+    /// The run's counts at the last phase end (each phase reports its own share).
+    reported: Tally,
 }
 
 fn gateway(
@@ -161,6 +163,7 @@ impl RemoteSoak {
             drivers: Vec::new(),
             phase_len,
             last_n: Arc::default(),
+            reported: Tally::default(),
         })
     }
 }
@@ -415,7 +418,7 @@ impl RemoteSoak {
             && self.requester.stats().handled == kicks + completed(&seen)
     }
 
-    fn audit(&self, checks: &mut Checks, t: &mut Tally) {
+    fn audit(&mut self, checks: &mut Checks, t: &mut Tally) {
         let (o, i) = (self.out.stats(), self.inn.stats());
         let sent = lock_sent(&self.sent);
         let seen = lock(&self.seen);
@@ -492,32 +495,34 @@ impl RemoteSoak {
             sent.wrong_sums + seen.wrong_sums,
             0,
         );
-        t.add("stream accepted (run)", sent.stream_ok);
-        t.add("stream received (run)", seen.received);
-        t.add("stream numbers skipped at the receiver (run)", seen.gaps);
-        t.add(
-            "stream lost undetected (run, ≈ accepted − received − counted losses)",
+        // The counters below only grow: the phase reports what changed since the last one.
+        let mut run = Tally::default();
+        run.add("stream accepted", sent.stream_ok);
+        run.add("stream received", seen.received);
+        run.add("stream numbers skipped at the receiver", seen.gaps);
+        run.add(
+            "stream lost undetected (≈ accepted − received − counted losses)",
             sent.stream_ok
                 .saturating_sub(seen.received)
                 .saturating_sub(o.lost()),
         );
         for (k, n) in sent.blocking.with_prefix("") {
-            t.add(format!("blocking requests (run): {k}"), n);
+            run.add(format!("blocking requests: {k}"), n);
         }
         for (k, n) in seen.async_outcomes.with_prefix("") {
-            t.add(format!("send_request (run): {k}"), n);
+            run.add(format!("send_request: {k}"), n);
         }
-        t.add("out: sent (run)", o.sent);
-        t.add("out: overflow_dropped (run)", o.overflow_dropped);
-        t.add("out: lost_in_flight (run)", o.lost_in_flight);
-        t.add("out: disconnects (run)", o.disconnects);
-        t.add("in: sent (replies, run)", i.sent);
-        t.add("in: lost_in_flight (run)", i.lost_in_flight);
-        t.add("in: disconnects (run)", i.disconnects);
-        t.add(
-            "in: replies refused at the call (run)",
-            seen.replies_refused,
-        );
+        run.add("out: sent", o.sent);
+        run.add("out: overflow_dropped", o.overflow_dropped);
+        run.add("out: lost_in_flight", o.lost_in_flight);
+        run.add("out: disconnects", o.disconnects);
+        run.add("in: sent (replies)", i.sent);
+        run.add("in: lost_in_flight", i.lost_in_flight);
+        run.add("in: disconnects", i.disconnects);
+        run.add("in: replies refused at the call", seen.replies_refused);
+        drop((sent, seen));
+        t.merge(&run.since(&self.reported));
+        self.reported = run;
     }
 }
 

@@ -21,6 +21,24 @@ impl Tally {
         self.add(name, 1);
     }
 
+    /// What happened since `earlier`, for counts that only grow: each count less its value
+    /// in `earlier`.
+    pub fn since(&self, earlier: &Tally) -> Tally {
+        Tally(
+            self.0
+                .iter()
+                .map(|(k, v)| {
+                    let before = earlier
+                        .0
+                        .iter()
+                        .find(|(e, _)| e == k)
+                        .map_or(0, |(_, n)| *n);
+                    (k.clone(), v.saturating_sub(before))
+                })
+                .collect(),
+        )
+    }
+
     /// Adds every count of `other`.
     pub fn merge(&mut self, other: &Tally) {
         for (k, v) in &other.0 {
@@ -66,5 +84,8 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.to_string(), "b 2, a 3, c 5");
         assert_eq!(a.with_prefix("").map(|(_, n)| n).sum::<u64>(), 10);
+        let mut later = a.clone();
+        later.add("a", 4);
+        assert_eq!(later.since(&a).to_string(), "b 0, a 4, c 0");
     }
 }
