@@ -501,10 +501,14 @@ impl RemoteSoak {
         run.add("stream received", seen.received);
         run.add("stream numbers skipped at the receiver", seen.gaps);
         run.add(
-            "stream lost undetected (≈ accepted − received − counted losses)",
+            "stream messages lost and reported (Lost events)",
+            seen.stream_lost,
+        );
+        run.add(
+            "stream messages lost undetected (accepted − received − reported)",
             sent.stream_ok
                 .saturating_sub(seen.received)
-                .saturating_sub(o.lost()),
+                .saturating_sub(seen.stream_lost),
         );
         for (k, n) in sent.blocking.with_prefix("") {
             run.add(format!("blocking requests: {k}"), n);

@@ -13,6 +13,9 @@ pub struct Seq {
     pub sender: u32,
     pub n: u64,
 }
+/// The wire name of [`Seq`].
+pub const SEQ_NAME: &str = "soak.Seq";
+
 /// A request: answered with `Sum(a + b)`.
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Add {
@@ -59,6 +62,8 @@ pub struct Seen {
     pub stray_replies: u64,
     /// `Lost` events per gateway (0: out, 1: in) by reason, and connection events.
     pub lost: [[u64; 3]; 2],
+    /// Of the *out* gateway's `Lost` events: those of stream messages (`soak.Seq`).
+    pub stream_lost: u64,
     pub connected_events: [u64; 2],
     pub disconnected_events: [u64; 2],
 }
@@ -185,7 +190,14 @@ impl Agent for EventLog {
                 let g = l.gateway;
                 let mut s = lock(&l.seen);
                 match &*e {
-                    RemoteEvent::Lost { reason, .. } => s.lost[g][loss_index(*reason)] += 1,
+                    RemoteEvent::Lost {
+                        reason, type_name, ..
+                    } => {
+                        s.lost[g][loss_index(*reason)] += 1;
+                        if g == 0 && type_name.as_deref() == Some(SEQ_NAME) {
+                            s.stream_lost += 1;
+                        }
+                    }
                     RemoteEvent::Connected => s.connected_events[g] += 1,
                     RemoteEvent::Disconnected => s.disconnected_events[g] += 1,
                     _ => {}
