@@ -11,6 +11,8 @@
 //!   verifies its result and returns a [`Sample`](harness::Sample). The harness runs a warm-up,
 //!   then at least 5 measured repetitions, and reports median, min and max per phase.
 //! - [`benches`]: the registry of the benchmarks the binary runs.
+//! - [`soak`]: `agentry-bench soak`, a long seeded churn that checks the runtime's accounting
+//!   guarantees (not a benchmark; not run by `all` or by the tests).
 //! - [`compare`]: the peer comparison — agentry beside actix, ractor and kameo (the peers
 //!   are built with the default feature `peers`), every repetition in a child process.
 //!
@@ -62,4 +64,5 @@ pub mod compare;
 pub mod harness;
 #[cfg(feature = "peers")]
 mod peers;
+pub mod soak;
 pub mod xorshift;

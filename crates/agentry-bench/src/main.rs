@@ -1,7 +1,8 @@
 //! `agentry-bench <id>... [--quick] [--json FILE] [--csv FILE] [--plot DIR] [--reps N] [--list]`
 //! (`compare` for the peer comparison), and the hidden `agentry-bench __run-child …` that runs
 //! one repetition of it in a child process; `agentry-bench __remote-rr-serve …` is the
-//! server process of the `remote_rr` benchmark.
+//! server process of the `remote_rr` benchmark. `agentry-bench soak [--minutes N] [--seed S]`
+//! runs the soak (`agentry_bench::soak`), which is not a benchmark and not part of `all`.
 //!
 //! See the library crate (`agentry_bench`) for the harness and how to add a benchmark.
 
@@ -10,8 +11,16 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    agentry_bench::harness::allocator::keep_freed_memory();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == agentry_bench::soak::COMMAND)
+    {
+        // The soak (not a benchmark): glibc's default allocator settings, so its RSS check
+        // sees memory as a long-running server would.
+        return ExitCode::from(agentry_bench::soak::main(&args[2..]));
+    }
+    agentry_bench::harness::allocator::keep_freed_memory();
     if args
         .get(1)
         .is_some_and(|a| a == agentry_bench::compare::CHILD_COMMAND)

@@ -15,7 +15,8 @@ use crate::harness::{MeasureConfig, Scale};
     about,
     after_help = "Ids: a benchmark id, `all` for every benchmark, or a group such as `compare` \
                   (see --list). Exit status: 0 when every case passed, 1 when a case failed \
-                  its verification or an output file could not be written, 2 on a usage error."
+                  its verification or an output file could not be written, 2 on a usage error. \
+                  `agentry-bench soak --help`: the soak (not a benchmark, not in `all`)."
 )]
 pub struct Cli {
     /// Benchmarks to run: ids, `all`, or group ids (`compare`).
