@@ -55,6 +55,10 @@ impl WatchTable {
         reason: ExitReason,
         out: &mut Vec<(Mbox, Terminated)>,
     ) {
+        // Most environments watch nothing: no hashing on every agent's departure then.
+        if self.len == 0 {
+            return;
+        }
         let Some(watches) = self.by_target.remove(&target) else {
             return;
         };
@@ -74,6 +78,9 @@ impl WatchTable {
 
     /// Removes every watch `watcher` made.
     pub(crate) fn drop_watcher(&mut self, watcher: MboxId) {
+        if self.len == 0 {
+            return;
+        }
         let Some(mine) = self.by_watcher.remove(&watcher) else {
             return;
         };
