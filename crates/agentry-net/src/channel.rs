@@ -11,14 +11,21 @@
 //!   edge — unless the poll already reported the peer's end of stream, which raises no new
 //!   edge: then read on to the end); if the channel
 //!   stops early — read budget spent (fairness: it re-queues itself with `ReadMore` behind the
-//!   thread's other work), owner's inbound credit exhausted, owner's `PauseReading`, or write
-//!   buffer over the high watermark — it sets `read_pending` and resumes by itself when the
-//!   cause goes away (`ReadMore`, `CreditReturned`, `ResumeReading`, the low watermark).
+//!   thread's other work), owner's inbound credit exhausted, owner's `PauseReading`, or the
+//!   write buffer plus the writes queued at the channel over the high watermark — it sets
+//!   `read_pending` and resumes by itself when the cause goes away (`ReadMore`,
+//!   `CreditReturned`, `ResumeReading`, the low watermark).
 //! - Writing: a send with an empty write buffer is written at once (no extra hop); what the
 //!   socket does not take is queued without copying and written with `writev` on the next
-//!   writable event. The buffer is bounded: past `write_high` the owner gets `WriteHigh`
-//!   (and reading pauses, by default), back at `write_low` it gets `WriteLow`, and a send
-//!   that would take it past `write_max` closes the connection (`WriteOverflow`).
+//!   writable event. The buffer is bounded: past `write_high` the owner gets `WriteHigh`,
+//!   back at `write_low` it gets `WriteLow`, and a send that would take it past `write_max`
+//!   closes the connection (`WriteOverflow`).
+//! - Reading pauses (by default, `pause_reading_on_write_high`) while the write buffer *plus
+//!   the `SendBytes` / `SendFrame` already sent to the channel but not yet taken* reach
+//!   `write_high`, until they are back at `write_low`. The latter are counted on the
+//!   sender's thread by insend handlers before the sender's handler returns, so before it
+//!   returns the credit of the request it answers (`channel/queued.rs`): replies waiting in
+//!   the io thread's cross-thread queue stop the reading too.
 //! - Memory per connection is therefore bounded by `write_max` + `max_frame` (+ prefix), and
 //!   the owner's queue by `inbound_max` bytes of received data: nothing grows with what a
 //!   peer sends or refuses to read.
@@ -40,6 +47,7 @@
 //!   charged to the peer.
 
 mod limits;
+mod queued;
 mod write_buffer;
 
 use crate::config::ChannelConfig;
@@ -58,6 +66,7 @@ use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, TimerHandle, U
 use limits::{Limits, Verdict};
 use mio::Interest;
 use mio::net::TcpStream;
+use queued::{Pending, Queued};
 use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
@@ -126,6 +135,9 @@ pub(crate) struct Channel {
     phase: Phase,
     decoder: Decoder,
     wbuf: WriteBuffer,
+    /// `SendBytes` / `SendFrame` sent to the channel and not yet taken into `wbuf` (counted
+    /// only with `pause_reading_on_write_high`; `channel/queued.rs`).
+    pending: Pending,
     credit: Option<Arc<CreditPool>>,
     counters: Arc<Counters>,
     read_pending: bool,
@@ -136,7 +148,11 @@ pub(crate) struct Channel {
     owner_paused: bool,
     /// The owner sent `Close`: later sends are refused.
     owner_closed: bool,
+    /// Reading stopped because the write buffer plus the queued writes reached `write_high`
+    /// (until they are back at `write_low`).
     write_paused: bool,
+    /// `WriteHigh` was sent (the write buffer alone reached `write_high`); `WriteLow` is due
+    /// when it is back at `write_low`.
     high_reported: bool,
     /// Reading stopped because the owner's inbound credit is used up (until `CreditReturned`).
     credit_parked: bool,
@@ -170,6 +186,7 @@ impl Channel {
             key: None,
             phase: Phase::Starting,
             wbuf: WriteBuffer::default(),
+            pending: Pending::default(),
             credit: None,
             counters: Arc::default(),
             read_pending: false,
@@ -241,9 +258,14 @@ impl Agent for Channel {
             self.owner = owner;
         }
         self.credit = Some(CreditPool::new(self.config.inbound_max, def.mbox().clone()));
+        if self.config.pause_reading_on_write_high {
+            // Counted on the sender's thread, then handled as `Queued` (`channel/queued.rs`).
+            queued::count_sends(def, self.config.framing, &self.pending)?;
+        } else {
+            def.on(Channel::on_send_bytes)?.on(Channel::on_send_frame)?;
+        }
         def.on(Channel::on_ready)?
-            .on(Channel::on_send_bytes)?
-            .on(Channel::on_send_frame)?
+            .on(Channel::on_queued)?
             .on(Channel::on_close)?
             .on(Channel::on_pause)?
             .on(Channel::on_resume)?
@@ -465,6 +487,25 @@ impl Channel {
     }
 
     fn on_send_frame(&mut self, ctx: &mut Ctx<Self>, SendFrame(payload): SendFrame) {
+        self.send_frame(ctx, payload);
+    }
+
+    fn on_queued(&mut self, ctx: &mut Ctx<Self>, queued: Queued) {
+        let Queued {
+            data,
+            frame,
+            counted,
+        } = queued;
+        self.pending.taken(counted);
+        if frame {
+            self.send_frame(ctx, data);
+        } else {
+            self.send(ctx, data);
+        }
+        self.resume_if_written(ctx);
+    }
+
+    fn send_frame(&mut self, ctx: &mut Ctx<Self>, payload: Vec<u8>) {
         if !self.accepts_sends() {
             Counters::add(&self.counters.sends_after_close, 1);
             return;
@@ -630,11 +671,17 @@ impl Channel {
         self.limits.set_held(held, Instant::now);
     }
 
-    /// False if reading must stop for now (and counts a credit pause).
+    /// False if reading must stop for now (and counts a credit or write pause).
     fn may_read(&mut self) -> bool {
         if !(self.owner_paused || self.write_paused) {
             self.credit_parked = self.credit.as_ref().is_some_and(|c| c.exhausted());
             if self.credit_parked {
+                Counters::add(&self.counters.read_pauses, 1);
+            } else if self.config.pause_reading_on_write_high
+                // After the credit check (`channel/queued.rs`: memory order).
+                && self.wbuf.len() + self.pending.get() >= self.config.write_high
+            {
+                self.write_paused = true;
                 Counters::add(&self.counters.read_pauses, 1);
             }
         }
@@ -831,11 +878,21 @@ impl Channel {
                 conn: self.conn,
                 buffered,
             });
-            if self.config.pause_reading_on_write_high {
+            if self.config.pause_reading_on_write_high && !self.write_paused {
                 self.write_paused = true;
                 Counters::add(&self.counters.read_pauses, 1);
                 self.sync_hold();
             }
+        }
+    }
+
+    /// Reading paused over the high watermark resumes once the write buffer and the writes
+    /// queued at the channel are back at the low one (checked wherever they fall: a flush, a
+    /// `Queued` taken).
+    fn resume_if_written(&mut self, ctx: &mut Ctx<Self>) {
+        if self.write_paused && self.wbuf.len() + self.pending.get() <= self.config.write_low {
+            self.write_paused = false;
+            self.resume_reading(ctx);
         }
     }
 
@@ -883,11 +940,8 @@ impl Channel {
                     buffered: self.wbuf.len(),
                 });
             }
-            if self.write_paused {
-                self.write_paused = false;
-                self.resume_reading(ctx);
-            }
         }
+        self.resume_if_written(ctx);
         match self.phase {
             Phase::Closing if self.wbuf.is_empty() => self.close(ctx, CloseReason::ByOwner),
             Phase::Draining => self.finish_draining(ctx),

@@ -90,7 +90,12 @@ pub struct ChannelConfig {
     pub write_max: usize,
     /// Stop reading while the write buffer is over the high watermark, until it is back at
     /// the low one (default true: a peer that sends requests but does not read the replies
-    /// is slowed down by TCP itself instead of filling the server's memory).
+    /// is slowed down by TCP itself instead of filling the server's memory). The replies
+    /// already sent to the channel ([`SendBytes`](crate::SendBytes) /
+    /// [`SendFrame`](crate::SendFrame)) but still waiting in its queue count as buffered for
+    /// this (not for [`WriteHigh`](crate::WriteHigh) / [`WriteLow`](crate::WriteLow)): they
+    /// are counted on the sender's thread when sent, so an owner on another io thread cannot
+    /// let the channel read ahead of its queued replies.
     pub pause_reading_on_write_high: bool,
     /// Bytes the channel may read ahead of its owner: received messages not yet handled
     /// (dropped) by the owner (default 1 MiB). Reading resumes at half of it.

@@ -173,6 +173,15 @@ impl Decoder {
     }
 }
 
+/// Bytes [`encode`] adds to a payload.
+pub(crate) fn overhead(framing: Framing) -> usize {
+    match framing {
+        Framing::Raw => 0,
+        Framing::LengthPrefixed => PREFIX,
+        Framing::Lines => 1,
+    }
+}
+
 /// Encodes `payload` as one frame of `framing`; `None` if it cannot be one (a length prefix
 /// is 32 bits).
 pub(crate) fn encode(framing: Framing, payload: Vec<u8>) -> Option<Vec<u8>> {

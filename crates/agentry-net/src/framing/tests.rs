@@ -1,4 +1,4 @@
-use super::{Decoder, Framing, TooBig, encode};
+use super::{Decoder, Framing, TooBig, encode, overhead};
 
 fn decode_all(
     framing: Framing,
@@ -148,6 +148,16 @@ fn garbage_never_panics_and_frames_respect_the_maximum() {
                 }
                 assert!(d.partial() <= 64 + 4);
             }
+        }
+    }
+}
+
+#[test]
+fn the_overhead_is_what_encoding_adds() {
+    for framing in [Framing::Raw, Framing::LengthPrefixed, Framing::Lines] {
+        for len in [0, 1, 1000] {
+            let encoded = encode(framing, vec![b'x'; len]).expect("encodable");
+            assert_eq!(encoded.len(), len + overhead(framing), "{framing:?}");
         }
     }
 }
