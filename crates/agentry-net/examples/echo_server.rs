@@ -67,7 +67,7 @@ impl Agent for Echo {
             },
         )?
         .on(|_: &mut Echo, _: &mut Ctx<Echo>, w: WriteHigh| {
-            tracing::info!(conn = %w.conn, buffered = w.buffered, "client not reading: paused");
+            tracing::info!(conn = %w.conn, unwritten = w.unwritten, "client not reading: paused");
         })?
         .on(|_: &mut Echo, _: &mut Ctx<Echo>, w: WriteLow| {
             tracing::info!(conn = %w.conn, "client reading again");

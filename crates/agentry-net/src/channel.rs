@@ -12,20 +12,21 @@
 //!   edge: then read on to the end); if the channel
 //!   stops early — read budget spent (fairness: it re-queues itself with `ReadMore` behind the
 //!   thread's other work), owner's inbound credit exhausted, owner's `PauseReading`, or the
-//!   write buffer plus the writes queued at the channel over the high watermark — it sets
-//!   `read_pending` and resumes by itself when the cause goes away (`ReadMore`,
-//!   `CreditReturned`, `ResumeReading`, the low watermark).
+//!   unwritten bytes over the high watermark — it sets `read_pending` and resumes by itself
+//!   when the cause goes away (`ReadMore`, `CreditReturned`, `ResumeReading`, the low
+//!   watermark).
 //! - Writing: a send with an empty write buffer is written at once (no extra hop); what the
 //!   socket does not take is queued without copying and written with `writev` on the next
-//!   writable event. The buffer is bounded: past `write_high` the owner gets `WriteHigh`,
-//!   back at `write_low` it gets `WriteLow`, and a send that would take it past `write_max`
-//!   closes the connection (`WriteOverflow`).
-//! - Reading pauses (by default, `pause_reading_on_write_high`) while the write buffer *plus
-//!   the `SendBytes` / `SendFrame` already sent to the channel but not yet taken* reach
-//!   `write_high`, until they are back at `write_low`. The latter are counted on the
-//!   sender's thread by insend handlers before the sender's handler returns, so before it
-//!   returns the credit of the request it answers (`channel/queued.rs`): replies waiting in
-//!   the io thread's cross-thread queue stop the reading too.
+//!   writable event. A send that would take the buffer past `write_max` closes the
+//!   connection (`WriteOverflow`).
+//! - Watermarks: the *unwritten* bytes are the write buffer plus, with
+//!   `pause_reading_on_write_high` (the default), the `SendBytes` / `SendFrame` already sent
+//!   to the channel but not yet taken. When they reach `write_high` the owner gets
+//!   `WriteHigh` and (with the pause) reading stops; back at `write_low` the owner gets
+//!   `WriteLow` and reading resumes. The queued sends are counted on the sender's thread by
+//!   insend handlers before the sender's handler returns, so before it returns the credit of
+//!   the request it answers (`channel/queued.rs`): replies waiting in the io thread's
+//!   cross-thread queue hold the reading back too.
 //! - Memory per connection is therefore bounded by `write_max` + `max_frame` (+ prefix), and
 //!   the owner's queue by `inbound_max` bytes of received data: nothing grows with what a
 //!   peer sends or refuses to read.
@@ -148,12 +149,10 @@ pub(crate) struct Channel {
     owner_paused: bool,
     /// The owner sent `Close`: later sends are refused.
     owner_closed: bool,
-    /// Reading stopped because the write buffer plus the queued writes reached `write_high`
-    /// (until they are back at `write_low`).
-    write_paused: bool,
-    /// `WriteHigh` was sent (the write buffer alone reached `write_high`); `WriteLow` is due
-    /// when it is back at `write_low`.
-    high_reported: bool,
+    /// The unwritten bytes reached `write_high` and `WriteHigh` was sent; `WriteLow` is due
+    /// (and reading resumes, with `pause_reading_on_write_high`) when they are back at
+    /// `write_low`.
+    over_high: bool,
     /// Reading stopped because the owner's inbound credit is used up (until `CreditReturned`).
     credit_parked: bool,
     limits: Limits,
@@ -194,8 +193,7 @@ impl Channel {
             read_more_queued: false,
             owner_paused: false,
             owner_closed: false,
-            write_paused: false,
-            high_reported: false,
+            over_high: false,
             credit_parked: false,
             idle_timer: None,
             frame_timer: None,
@@ -502,7 +500,7 @@ impl Channel {
         } else {
             self.send(ctx, data);
         }
-        self.resume_if_written(ctx);
+        self.check_low_watermark(ctx);
     }
 
     fn send_frame(&mut self, ctx: &mut Ctx<Self>, payload: Vec<u8>) {
@@ -667,26 +665,28 @@ impl Channel {
     /// Tells the time limits whether the channel holds reading itself (then the peer is not
     /// charged for the time).
     fn sync_hold(&mut self) {
-        let held = self.owner_paused || self.write_paused || self.credit_parked;
+        let held = self.owner_paused || self.write_paused() || self.credit_parked;
         self.limits.set_held(held, Instant::now);
     }
 
     /// False if reading must stop for now (and counts a credit or write pause).
     fn may_read(&mut self) -> bool {
-        if !(self.owner_paused || self.write_paused) {
+        if !(self.owner_paused || self.write_paused()) {
             self.credit_parked = self.credit.as_ref().is_some_and(|c| c.exhausted());
             if self.credit_parked {
                 Counters::add(&self.counters.read_pauses, 1);
-            } else if self.config.pause_reading_on_write_high
+            } else {
                 // After the credit check (`channel/queued.rs`: memory order).
-                && self.wbuf.len() + self.pending.get() >= self.config.write_high
-            {
-                self.write_paused = true;
-                Counters::add(&self.counters.read_pauses, 1);
+                self.check_high_watermark();
             }
         }
         self.sync_hold();
-        !(self.owner_paused || self.write_paused || self.credit_parked)
+        !(self.owner_paused || self.write_paused() || self.credit_parked)
+    }
+
+    /// Reading stopped because the unwritten bytes reached `write_high`.
+    fn write_paused(&self) -> bool {
+        self.over_high && self.config.pause_reading_on_write_high
     }
 
     fn read(&mut self, ctx: &mut Ctx<Self>) {
@@ -871,28 +871,55 @@ impl Channel {
             return;
         }
         self.wbuf.push(data, from);
-        if !self.high_reported && buffered >= self.config.write_high {
-            self.high_reported = true;
+        self.check_high_watermark();
+    }
+
+    /// Bytes the owner sent that the socket has not taken: the write buffer, plus the sends
+    /// queued at the channel when they are counted (`channel/queued.rs`; else 0).
+    fn unwritten(&self) -> usize {
+        self.wbuf.len() + self.pending.get()
+    }
+
+    /// At `write_high` unwritten bytes: `WriteHigh` to the owner and, with
+    /// `pause_reading_on_write_high`, reading stops. Checked wherever the channel could see
+    /// them rise: a send buffered, before each read.
+    fn check_high_watermark(&mut self) {
+        if self.over_high {
+            return;
+        }
+        let unwritten = self.unwritten();
+        if unwritten >= self.config.write_high {
+            self.over_high = true;
             Counters::add(&self.counters.write_high, 1);
             self.owner.send(WriteHigh {
                 conn: self.conn,
-                buffered,
+                unwritten,
             });
-            if self.config.pause_reading_on_write_high && !self.write_paused {
-                self.write_paused = true;
+            if self.config.pause_reading_on_write_high {
                 Counters::add(&self.counters.read_pauses, 1);
                 self.sync_hold();
             }
         }
     }
 
-    /// Reading paused over the high watermark resumes once the write buffer and the writes
-    /// queued at the channel are back at the low one (checked wherever they fall: a flush, a
-    /// `Queued` taken).
-    fn resume_if_written(&mut self, ctx: &mut Ctx<Self>) {
-        if self.write_paused && self.wbuf.len() + self.pending.get() <= self.config.write_low {
-            self.write_paused = false;
-            self.resume_reading(ctx);
+    /// Back at `write_low` unwritten bytes after a `WriteHigh`: `WriteLow` to the owner (while
+    /// open) and reading resumes. Checked wherever they fall: a flush, a queued send taken.
+    fn check_low_watermark(&mut self, ctx: &mut Ctx<Self>) {
+        if !self.over_high {
+            return;
+        }
+        let unwritten = self.unwritten();
+        if unwritten <= self.config.write_low {
+            self.over_high = false;
+            if self.phase == Phase::Open {
+                self.owner.send(WriteLow {
+                    conn: self.conn,
+                    unwritten,
+                });
+            }
+            if self.config.pause_reading_on_write_high {
+                self.resume_reading(ctx);
+            }
         }
     }
 
@@ -932,16 +959,7 @@ impl Channel {
                 return;
             }
         }
-        if self.high_reported && self.wbuf.len() <= self.config.write_low {
-            self.high_reported = false;
-            if self.phase == Phase::Open {
-                self.owner.send(WriteLow {
-                    conn: self.conn,
-                    buffered: self.wbuf.len(),
-                });
-            }
-        }
-        self.resume_if_written(ctx);
+        self.check_low_watermark(ctx);
         match self.phase {
             Phase::Closing if self.wbuf.is_empty() => self.close(ctx, CloseReason::ByOwner),
             Phase::Draining => self.finish_draining(ctx),

@@ -79,23 +79,24 @@ pub struct ChannelConfig {
     /// Largest frame accepted from the peer, payload only (default 64 KiB). A larger one
     /// closes the connection with [`CloseReason::FrameTooBig`](crate::CloseReason::FrameTooBig).
     pub max_frame: usize,
-    /// The owner gets [`WriteLow`](crate::WriteLow) when the write buffer drains to this
-    /// (default 64 KiB).
+    /// The owner gets [`WriteLow`](crate::WriteLow) when the bytes not yet written (the
+    /// write buffer, plus the sends queued at the channel with
+    /// [`pause_reading_on_write_high`](Self::pause_reading_on_write_high)) fall to this after
+    /// a `WriteHigh` (default 64 KiB).
     pub write_low: usize,
-    /// The owner gets [`WriteHigh`](crate::WriteHigh) when the write buffer reaches this
-    /// (default 256 KiB).
+    /// The owner gets [`WriteHigh`](crate::WriteHigh) when the bytes not yet written reach
+    /// this (default 256 KiB).
     pub write_high: usize,
     /// A send that would grow the write buffer past this closes the connection with
     /// [`CloseReason::WriteOverflow`](crate::CloseReason::WriteOverflow) (default 4 MiB).
     pub write_max: usize,
-    /// Stop reading while the write buffer is over the high watermark, until it is back at
-    /// the low one (default true: a peer that sends requests but does not read the replies
-    /// is slowed down by TCP itself instead of filling the server's memory). The replies
-    /// already sent to the channel ([`SendBytes`](crate::SendBytes) /
-    /// [`SendFrame`](crate::SendFrame)) but still waiting in its queue count as buffered for
-    /// this (not for [`WriteHigh`](crate::WriteHigh) / [`WriteLow`](crate::WriteLow)): they
-    /// are counted on the sender's thread when sent, so an owner on another io thread cannot
-    /// let the channel read ahead of its queued replies.
+    /// Stop reading from `WriteHigh` to `WriteLow` (default true: a peer that sends requests
+    /// but does not read the replies is slowed down by TCP itself instead of filling the
+    /// server's memory). With it, the replies already sent to the channel
+    /// ([`SendBytes`](crate::SendBytes) / [`SendFrame`](crate::SendFrame)) but still waiting
+    /// in its queue count as not yet written: they are counted on the sender's thread when
+    /// sent, so an owner on another io thread cannot let the channel read ahead of its queued
+    /// replies. Without it they are counted once taken into the write buffer.
     pub pause_reading_on_write_high: bool,
     /// Bytes the channel may read ahead of its owner: received messages not yet handled
     /// (dropped) by the owner (default 1 MiB). Reading resumes at half of it.

@@ -95,22 +95,26 @@ impl Frame {
     }
 }
 
-/// The channel's write buffer reached the high watermark: stop sending until [`WriteLow`].
+/// The bytes sent to the channel and not yet written to the socket reached the high
+/// watermark (`ChannelConfig::write_high`): stop sending until [`WriteLow`]. They are the
+/// write buffer plus, with `pause_reading_on_write_high` (the default, which also stops
+/// reading until [`WriteLow`]), the `SendBytes` / `SendFrame` still queued at the channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteHigh {
     /// The connection.
     pub conn: ConnId,
-    /// Bytes buffered.
-    pub buffered: usize,
+    /// Bytes not yet written when the watermark was found reached.
+    pub unwritten: usize,
 }
 
-/// After a [`WriteHigh`], the write buffer drained to the low watermark.
+/// After a [`WriteHigh`], the bytes not yet written fell to the low watermark
+/// (`ChannelConfig::write_low`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteLow {
     /// The connection.
     pub conn: ConnId,
-    /// Bytes buffered.
-    pub buffered: usize,
+    /// Bytes not yet written.
+    pub unwritten: usize,
 }
 
 /// The connection is closed (or closing); the channel's last message to its owner, sent

@@ -130,14 +130,14 @@ pub struct NetStats {
     pub frames_out: u64,
     /// Frames refused because they exceeded the maximum frame size (the connection is closed).
     pub frames_rejected: u64,
-    /// Times a write buffer crossed its high watermark.
+    /// Times a connection's unwritten bytes reached the high watermark (`WriteHigh` sent).
     pub write_high: u64,
     /// Bytes still buffered for writing when their connection closed (never sent).
     pub bytes_unsent: u64,
     /// `SendBytes` / `SendFrame` messages that reached a channel after it closed (dropped).
     pub sends_after_close: u64,
     /// Times a channel stopped reading because its owner had not handled enough of what it
-    /// received (inbound credit exhausted) or its write buffer was over the high watermark.
+    /// received (inbound credit exhausted) or its unwritten bytes reached the high watermark.
     pub read_pauses: u64,
     /// Times an io loop blocked in `epoll_wait` (nothing to run).
     pub loop_blocks: u64,

@@ -161,8 +161,8 @@ enum CloserReport {
 /// An owner that fills its channel's write buffer, then closes it and sends once more.
 ///
 /// It sends `CHUNK`-byte chunks of [`pattern`] one handler at a time until the channel
-/// reports `WriteHigh` (the kernel's socket buffers are full and the channel holds at least
-/// `write_high` bytes: the peer does not read yet). From that handler it sends `Close`, then
+/// reports `WriteHigh` (the kernel's socket buffers are full and at least `write_high` bytes
+/// are buffered or queued at the channel: the peer does not read yet). From that handler it sends `Close`, then
 /// a last `SendBytes` — after `Close`, from the channel's owner, while the channel provably
 /// exists: both are in the channel's queue before this handler returns, and the channel
 /// cannot be torn down before then — on the single io thread it does not even run until

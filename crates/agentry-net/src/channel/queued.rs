@@ -62,8 +62,15 @@ impl Pending {
         self.0.fetch_sub(counted, Ordering::Relaxed);
     }
 
-    fn add(&self, bytes: usize) {
-        self.0.fetch_add(bytes, Ordering::Relaxed);
+    /// Counts `data` (`counted` bytes once encoded) and forwards it to the channel, on the
+    /// sender's thread.
+    fn forward(&self, ctx: &InsendCtx<'_>, data: Vec<u8>, frame: bool, counted: usize) {
+        self.0.fetch_add(counted, Ordering::Relaxed);
+        ctx.mbox().send(Queued {
+            data,
+            frame,
+            counted,
+        });
     }
 }
 
@@ -77,23 +84,13 @@ pub(crate) fn count_sends<A: Agent>(
     let bytes = pending.clone();
     def.insend(move |ctx: &InsendCtx<'_>, SendBytes(data): SendBytes| {
         let counted = data.len();
-        bytes.add(counted);
-        ctx.mbox().send(Queued {
-            data,
-            frame: false,
-            counted,
-        });
+        bytes.forward(ctx, data, false, counted);
     })?;
     let frames = pending.clone();
     let extra = overhead(framing);
     def.insend(move |ctx: &InsendCtx<'_>, SendFrame(data): SendFrame| {
         let counted = data.len().saturating_add(extra);
-        frames.add(counted);
-        ctx.mbox().send(Queued {
-            data,
-            frame: true,
-            counted,
-        });
+        frames.forward(ctx, data, true, counted);
     })?;
     Ok(())
 }
