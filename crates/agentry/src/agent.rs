@@ -7,6 +7,7 @@ pub(crate) mod event_priority;
 mod handlers;
 pub(crate) mod held;
 pub(crate) mod insend;
+pub(crate) mod layout;
 pub(crate) mod restart;
 pub(crate) mod shared;
 mod state;

@@ -22,6 +22,7 @@ pub use builder::EnvBuilder;
 
 use crate::agent::Agent;
 use crate::agent::cell::StartTicket;
+use crate::agent::layout::LayoutCache;
 use crate::agent::shared::{AgentShared, TypeRules};
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::start::{CoopStart, Failed};
@@ -136,6 +137,8 @@ pub(crate) struct EnvInner {
     default: Mutex<Option<Binder>>,
     pub(crate) timers: Arc<TimerService>,
     timer_thread: Mutex<Option<JoinHandle<()>>>,
+    /// The agents' layouts, one per agent type (`agent/layout.rs`).
+    pub(crate) layouts: LayoutCache,
     config: Config,
 }
 
@@ -163,6 +166,7 @@ impl EnvInner {
                 Arc::clone(&counters),
             ),
             timer_thread: Mutex::new(None),
+            layouts: LayoutCache::default(),
             config,
         }
     }

@@ -29,11 +29,12 @@
 use super::Agent;
 use super::ctx::Ctx;
 use super::define::Define;
-use super::handlers::HandlerTable;
+use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
+use super::layout::AgentLayout;
 use super::restart::{Control, Restartable, Suspended, unsubscribe};
 use super::shared::AgentShared;
-use super::state::{State, StateTree};
+use super::state::{Hooks, State};
 use crate::coop::start::{CoopStart, Failed, Go};
 use crate::coop::{DeregReason, PanicReaction};
 use crate::demand::LimitSlot;
@@ -240,19 +241,25 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
         let Define {
             me,
             states,
-            mut table,
+            hooks,
+            table,
             initial,
             time_handlers,
             ..
         } = def;
-        table.resolve(&states);
+        let (handler_layout, handlers) = table.finish(&states);
+        let layout = attach
+            .env
+            .inner()
+            .layouts
+            .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
         let mut observe = attach.observe;
         observe.time_handlers |= time_handlers;
         if observe.time_handlers {
             me.shared().stats.timed.store(true, Ordering::Relaxed);
         }
         let mut gate = NOT_STARTED;
-        if states.has_time_limits() {
+        if layout.states.has_time_limits() {
             gate |= TIME_LIMITED;
         }
         if observe.any() {
@@ -267,7 +274,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 env: attach.env,
                 binder: attach.binder,
                 state: State::DEFAULT,
-                state_names: states.names(),
+                state_names: Arc::clone(&layout.state_names),
                 in_transition: false,
                 finishing: false,
                 pending_state: None,
@@ -276,8 +283,9 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
             gate,
             limit_epoch: 0,
             limit_timers: Vec::new(),
-            states,
-            table,
+            layout,
+            handlers,
+            hooks: hooks.into_boxed_slice(),
             initial,
             multi: attach.multi,
             panic_reaction: attach.panic_reaction,
@@ -358,8 +366,11 @@ struct ActiveLimit {
 struct AgentCell<A: Agent> {
     agent: A,
     ctx: Ctx<A>,
-    states: StateTree<A>,
-    table: HandlerTable<A>,
+    /// Its states and the shape of its handler table, shared with the agents of its type
+    /// whose definitions produced the same (`agent/layout.rs`).
+    layout: Arc<AgentLayout>,
+    handlers: Handlers<A>,
+    hooks: Hooks<A>,
     initial: State,
     /// Ground rules: zero on the hot path.
     gate: u8,
@@ -395,14 +406,19 @@ impl<A: Agent> AgentCell<A> {
         {
             b.limits.release(limit);
         }
-        let Some(handler) = self.table.lookup(source, payload.type_id(), self.ctx.state) else {
+        let Some(handler) = self.handlers.lookup(
+            &self.layout.handlers,
+            source,
+            payload.type_id(),
+            self.ctx.state,
+        ) else {
             shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(
                 target: "agentry::delivery",
                 agent = %self.ctx.id,
                 agent_type = shared.agent_type,
                 message = payload.type_name(),
-                state = self.states.name(self.ctx.state),
+                state = self.layout.states.name(self.ctx.state),
                 "no handler in the current state"
             );
             payload.reject(Undelivered::NoHandler);
@@ -411,7 +427,7 @@ impl<A: Agent> AgentCell<A> {
         let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
         let agent = &mut self.agent;
         let ctx = &mut self.ctx;
-        // SAFETY: the handler belongs to `self.table`, which is alive and not touched while
+        // SAFETY: the handler belongs to `self.handlers`, which is alive and not touched while
         // the handler runs (handlers.rs ground rules).
         let ok = catch_unwind(AssertUnwindSafe(|| unsafe {
             handler.call(agent, ctx, payload)
@@ -533,7 +549,7 @@ impl<A: Agent> AgentCell<A> {
                     Dispatched::Handled => Outcome::Handled,
                     Dispatched::Panicked => Outcome::Panicked,
                     Dispatched::Unhandled => Outcome::Ignored {
-                        state: self.states.name(state),
+                        state: self.layout.states.name(state),
                     },
                 },
             });
@@ -627,7 +643,7 @@ impl<A: Agent> AgentCell<A> {
         tracing::error!(
             agent = %self.ctx.id,
             agent_type = shared.agent_type,
-            state = self.states.name(self.ctx.state),
+            state = self.layout.states.name(self.ctx.state),
             reaction = ?self.panic_reaction,
             "handler panicked"
         );
@@ -679,8 +695,8 @@ impl<A: Agent> AgentCell<A> {
     /// panicked.
     fn leave(&mut self, s: State) -> bool {
         self.limit_timers.retain(|limit| limit.state != s);
-        match self.states.on_exit(s) {
-            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook).is_ok(),
+        match self.layout.states.on_exit(s) {
+            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]).is_ok(),
             None => true,
         }
     }
@@ -689,7 +705,7 @@ impl<A: Agent> AgentCell<A> {
     /// `Err` with the panic's message if the hook panicked.
     fn enter(&mut self, s: State) -> Result<(), String> {
         self.ctx.state = s;
-        if let Some((limit, _)) = self.states.time_limit(s) {
+        if let Some((limit, _)) = self.layout.states.time_limit(s) {
             self.limit_epoch += 1;
             let expired = TimeLimitExpired {
                 state: s,
@@ -702,15 +718,15 @@ impl<A: Agent> AgentCell<A> {
                 _timer: timer,
             });
         }
-        match self.states.on_enter(s) {
-            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, hook),
+        match self.layout.states.on_enter(s) {
+            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]),
             None => Ok(()),
         }
     }
 
     /// Runs the hooks of one transition; stops at the first panicking hook.
     fn run_transition(&mut self, to: State) {
-        let t = self.states.transition(self.ctx.state, to);
+        let t = self.layout.states.transition(self.ctx.state, to);
         self.ctx.in_transition = true;
         let mut ok = true;
         for s in t.exits {
@@ -718,7 +734,7 @@ impl<A: Agent> AgentCell<A> {
             if !ok {
                 break;
             }
-            self.ctx.state = self.states.parent(s).unwrap_or(State::DEFAULT);
+            self.ctx.state = self.layout.states.parent(s).unwrap_or(State::DEFAULT);
         }
         if ok {
             for s in t.enters {
@@ -747,14 +763,14 @@ impl<A: Agent> AgentCell<A> {
             return;
         };
         self.limit_timers.swap_remove(pos);
-        if let Some((_, then)) = self.states.time_limit(state) {
+        if let Some((_, then)) = self.layout.states.time_limit(state) {
             self.run_transition(then);
         }
     }
 
     fn apply_pending(&mut self) {
         if let Some(to) = self.ctx.pending_state.take() {
-            if self.states.is_structured() {
+            if self.layout.states.is_structured() {
                 self.run_transition(to);
             } else {
                 self.ctx.state = to;
@@ -808,7 +824,7 @@ impl<A: Agent> AgentCell<A> {
 
     /// Enters the initial states and runs `on_start`.
     fn run_start(&mut self) -> Result<(), StartFailure> {
-        let entry = self.states.entry_path(self.initial);
+        let entry = self.layout.states.entry_path(self.initial);
         self.entered = true;
         self.ctx.in_transition = true;
         for s in entry.enters {
@@ -907,7 +923,11 @@ impl<A: Agent> AgentCell<A> {
             return;
         }
         // Leave every state, innermost first.
-        let exits: Vec<State> = self.states.self_and_ancestors(self.ctx.state).collect();
+        let exits: Vec<State> = self
+            .layout
+            .states
+            .self_and_ancestors(self.ctx.state)
+            .collect();
         self.ctx.in_transition = true;
         for s in exits {
             if !self.leave(s) {
@@ -1061,6 +1081,6 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     }
 
     fn state_name(&self) -> &str {
-        self.states.name(self.ctx.state)
+        self.layout.states.name(self.ctx.state)
     }
 }

@@ -53,7 +53,9 @@ pub(crate) struct MultiSubscriptionDef {
 /// ```
 pub struct Define<A: Agent> {
     pub(crate) me: Mbox,
-    pub(crate) states: StateTree<A>,
+    pub(crate) states: StateTree,
+    /// The state hooks, by the index the tree gives them.
+    pub(crate) hooks: Vec<Hook<A>>,
     pub(crate) table: HandlerTable<A>,
     pub(crate) insend: InsendTable,
     pub(crate) event_priorities: EventPriorities,
@@ -68,10 +70,12 @@ pub struct Define<A: Agent> {
 
 impl<A: Agent> Define<A> {
     pub(crate) fn new(me: Mbox) -> Self {
+        let own = me.id();
         Define {
             me,
             states: StateTree::new(),
-            table: HandlerTable::new(),
+            hooks: Vec::new(),
+            table: HandlerTable::new(own),
             insend: InsendTable::default(),
             event_priorities: EventPriorities::default(),
             limits: Vec::new(),
@@ -140,7 +144,8 @@ impl<A: Agent> Define<A> {
         state: State,
         hook: impl Fn(&mut A, &mut Ctx<A>) + Send + 'static,
     ) -> Result<&mut Self, DefineError> {
-        self.states.set_on_enter(state, Box::new(hook) as Hook<A>)?;
+        self.states.set_on_enter(state, self.next_hook()?)?;
+        self.hooks.push(Box::new(hook));
         Ok(self)
     }
 
@@ -150,7 +155,8 @@ impl<A: Agent> Define<A> {
         state: State,
         hook: impl Fn(&mut A, &mut Ctx<A>) + Send + 'static,
     ) -> Result<&mut Self, DefineError> {
-        self.states.set_on_exit(state, Box::new(hook) as Hook<A>)?;
+        self.states.set_on_exit(state, self.next_hook()?)?;
+        self.hooks.push(Box::new(hook));
         Ok(self)
     }
 
@@ -318,6 +324,12 @@ impl<A: Agent> Define<A> {
         self
     }
 
+    /// The index the next hook gets.
+    fn next_hook(&self) -> Result<u32, DefineError> {
+        // At most two hooks per state, and states are numbered by `u16`.
+        u32::try_from(self.hooks.len()).map_err(|_| DefineError::TooManyStates)
+    }
+
     fn add_handler<M, F>(
         &mut self,
         source: crate::ids::MboxId,
@@ -349,7 +361,7 @@ impl<A: Agent> fmt::Debug for Define<A> {
         f.debug_struct("Define")
             .field("agent", &std::any::type_name::<A>())
             .field("states", &self.states.len())
-            .field("subscriptions", &self.table.subscriptions().count())
+            .field("subscriptions", &self.table.subscriptions())
             .finish_non_exhaustive()
     }
 }

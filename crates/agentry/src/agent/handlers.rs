@@ -1,18 +1,24 @@
 //! The handler table of one agent: which handler runs for a message of type `T` that came
 //! from mbox `S` while the agent is in state `X`.
 //!
-//! Lookup is a short linear scan over the (mbox, type) pairs the agent subscribed to, then an
-//! array index by state. Inheritance is resolved ahead of time: each pair keeps a row with,
-//! for every state, the handler declared in that state or in its nearest ancestor.
+//! The table has two parts. Its *layout* ([`HandlerLayout`]: the (mbox, type) pairs the agent
+//! subscribed to and, per pair and state, the index of the handler that runs) is plain data,
+//! the same for every agent whose definition produced it, and shared by them
+//! (`agent/layout.rs`); the agent's own mbox appears in it as [`Source::Own`]. The handlers
+//! themselves ([`Handlers`]) are the agent's own: closures may capture per-agent data.
+//!
+//! Lookup is a short linear scan over the pairs, then an array index by state. Inheritance is
+//! resolved ahead of time: each pair keeps a row with, for every state, the handler declared
+//! in that state or in its nearest ancestor.
 //!
 //! # Ground rules
 //!
-//! The last two lookups are cached inline (most recently used first), as pointers straight to
-//! the boxed handlers, so that a steady stream of the same message types costs no pointer
-//! chasing beyond the agent's own cell. This is sound because handlers are boxed (their
-//! addresses survive moves of the table), are never removed while the table lives, and the
-//! table is not touched while a handler it returned is running (subscriptions change only at
-//! definition time).
+//! The last two lookups are cached inline in [`Handlers`] (most recently used first), as
+//! pointers straight to the boxed handlers, so that a steady stream of the same message types
+//! costs no pointer chasing beyond the agent's own cell. This is sound because handlers are
+//! boxed (their addresses survive moves of the table), are never removed while the table
+//! lives, and the table is not touched while a handler it returned is running (subscriptions
+//! change only at definition time).
 
 use super::Ctx;
 use super::state::{State, StateTree};
@@ -59,17 +65,38 @@ where
 
 const NONE: u32 = u32::MAX;
 
+/// Where a subscribed message comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Source {
+    /// The agent's own direct mbox (whichever agent shares the layout).
+    Own,
+    /// Another mbox (a multi mbox the agent subscribed to).
+    Other(MboxId),
+}
+
+impl Source {
+    /// `source` as seen by the agent whose own mbox is `own`.
+    fn of(source: MboxId, own: MboxId) -> Source {
+        if source == own {
+            Source::Own
+        } else {
+            Source::Other(source)
+        }
+    }
+}
+
+#[derive(PartialEq)]
 struct Entry {
-    source: MboxId,
+    source: Source,
     type_id: TypeId,
     type_name: &'static str,
-    /// Handlers declared directly in a state: (state, index into `handlers`).
+    /// Handlers declared directly in a state: (state, index into the handlers).
     declared: Vec<(State, u32)>,
-    /// Per state: the effective handler index, or `NONE`.
+    /// Per state: the effective handler index, or `NONE` (filled in by `finish`).
     resolved: Box<[u32]>,
 }
 
-/// A handler found by [`HandlerTable::lookup`]; valid while its table lives.
+/// A handler found by [`Handlers::lookup`]; valid while its table lives.
 pub(crate) struct HandlerPtr<A: 'static>(NonNull<dyn ErasedHandler<A>>);
 
 impl<A> Clone for HandlerPtr<A> {
@@ -109,28 +136,26 @@ impl<A> Clone for Hot<A> {
 
 impl<A> Copy for Hot<A> {}
 
-/// One agent's subscriptions to queued (non-insend) handlers.
+/// The table as a definition builds it: subscriptions to queued (non-insend) handlers.
+/// [`finish`](Self::finish) splits it into its layout and the agent's handlers.
 pub(crate) struct HandlerTable<A: 'static> {
-    hot: [Option<Hot<A>>; 2],
+    own: MboxId,
     entries: Vec<Entry>,
     handlers: Vec<Box<dyn ErasedHandler<A>>>,
 }
 
-// SAFETY: the cached pointers point into `handlers` (which is `Send`); they are plain
-// addresses of data the table owns.
-unsafe impl<A> Send for HandlerTable<A> {}
-
 impl<A> HandlerTable<A> {
-    pub(crate) fn new() -> Self {
+    /// An empty table of the agent whose own mbox is `own`.
+    pub(crate) fn new(own: MboxId) -> Self {
         HandlerTable {
-            hot: [None, None],
+            own,
             entries: Vec::new(),
             handlers: Vec::new(),
         }
     }
 
     /// Adds `handler` for (source, type) in each of `states` (one stored handler serves them
-    /// all). Call [`resolve`](Self::resolve) afterwards.
+    /// all).
     pub(crate) fn add(
         &mut self,
         source: MboxId,
@@ -138,8 +163,9 @@ impl<A> HandlerTable<A> {
         type_name: &'static str,
         states: &[State],
         handler: Box<dyn ErasedHandler<A>>,
-        tree: &StateTree<A>,
+        tree: &StateTree,
     ) -> Result<(), DefineError> {
+        let source = Source::of(source, self.own);
         for (i, &state) in states.iter().enumerate() {
             tree.check(state)?;
             let declared_twice = states[..i].contains(&state)
@@ -148,7 +174,10 @@ impl<A> HandlerTable<A> {
                     .is_some_and(|p| self.entries[p].declared.iter().any(|&(s, _)| s == state));
             if declared_twice {
                 return Err(DefineError::DuplicateSubscription {
-                    mbox: source,
+                    mbox: match source {
+                        Source::Own => self.own,
+                        Source::Other(id) => id,
+                    },
                     message: type_name,
                     state: tree.name(state).to_owned(),
                 });
@@ -178,14 +207,24 @@ impl<A> HandlerTable<A> {
 
     /// True if (source, type) has a handler in some state.
     pub(crate) fn subscribes(&self, source: MboxId, type_id: TypeId) -> bool {
-        self.position(source, type_id).is_some()
+        self.position(Source::of(source, self.own), type_id)
+            .is_some()
     }
 
-    /// Recomputes the effective handler of every state (after states or handlers changed).
-    pub(crate) fn resolve(&mut self, states: &StateTree<A>) {
-        self.hot = [None, None];
-        for entry in &mut self.entries {
-            let resolved: Box<[u32]> = (0..states.len())
+    /// How many (source, type) pairs are subscribed, for diagnostics.
+    pub(crate) fn subscriptions(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Resolves every state's effective handler (`states` is final) and splits the table.
+    pub(crate) fn finish(self, states: &StateTree) -> (HandlerLayout, Handlers<A>) {
+        let HandlerTable {
+            own,
+            mut entries,
+            handlers,
+        } = self;
+        for entry in &mut entries {
+            entry.resolved = (0..states.len())
                 .map(|i| {
                     let s = State(u16::try_from(i).expect("invariant: state count fits u16"));
                     states
@@ -200,14 +239,62 @@ impl<A> HandlerTable<A> {
                         .unwrap_or(NONE)
                 })
                 .collect();
-            entry.resolved = resolved;
         }
+        let layout = HandlerLayout {
+            entries: entries.into_boxed_slice(),
+        };
+        let handlers = Handlers {
+            own,
+            hot: [None, None],
+            handlers: handlers.into_boxed_slice(),
+        };
+        (layout, handlers)
     }
 
-    /// The handler for a message from `source` of type `type_id` in `state`.
+    fn position(&self, source: Source, type_id: TypeId) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.type_id == type_id && e.source == source)
+    }
+}
+
+/// The shape of a handler table: which handler (by index) runs for each (source, type, state).
+/// Shared by every agent whose definition produced it.
+#[derive(PartialEq)]
+pub(crate) struct HandlerLayout {
+    entries: Box<[Entry]>,
+}
+
+impl HandlerLayout {
+    /// The index of the handler for a message from `source` of type `type_id` in `state`.
+    fn find(&self, source: Source, type_id: TypeId, state: State) -> Option<usize> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.type_id == type_id && e.source == source)?;
+        let index = *entry.resolved.get(state.index())?;
+        (index != NONE).then_some(index as usize)
+    }
+}
+
+/// One agent's handlers, indexed by its [`HandlerLayout`], with the lookup cache.
+pub(crate) struct Handlers<A: 'static> {
+    own: MboxId,
+    hot: [Option<Hot<A>>; 2],
+    handlers: Box<[Box<dyn ErasedHandler<A>>]>,
+}
+
+// SAFETY: the cached pointers point into `handlers` (which is `Send`); they are plain
+// addresses of data the table owns.
+unsafe impl<A> Send for Handlers<A> {}
+
+impl<A> Handlers<A> {
+    /// The handler for a message from `source` of type `type_id` in `state`; `layout` is the
+    /// one [`HandlerTable::finish`] gave with these handlers (or an equal one).
     #[inline]
     pub(crate) fn lookup(
         &mut self,
+        layout: &HandlerLayout,
         source: MboxId,
         type_id: TypeId,
         state: State,
@@ -223,7 +310,8 @@ impl<A> HandlerTable<A> {
             self.hot.swap(0, 1);
             return Some(handler);
         }
-        let handler = self.lookup_uncached(source, type_id, state)?;
+        let index = layout.find(Source::of(source, self.own), type_id, state)?;
+        let handler = HandlerPtr(NonNull::from(self.handlers[index].as_ref()));
         self.hot[1] = self.hot[0];
         self.hot[0] = Some(Hot {
             source,
@@ -232,36 +320,6 @@ impl<A> HandlerTable<A> {
             handler,
         });
         Some(handler)
-    }
-
-    fn lookup_uncached(
-        &self,
-        source: MboxId,
-        type_id: TypeId,
-        state: State,
-    ) -> Option<HandlerPtr<A>> {
-        let entry = self
-            .entries
-            .iter()
-            .find(|e| e.type_id == type_id && e.source == source)?;
-        let index = *entry.resolved.get(state.index())?;
-        if index == NONE {
-            return None;
-        }
-        Some(HandlerPtr(NonNull::from(
-            self.handlers[index as usize].as_ref(),
-        )))
-    }
-
-    /// The (source, type name) pairs, for diagnostics.
-    pub(crate) fn subscriptions(&self) -> impl Iterator<Item = (MboxId, &'static str)> + '_ {
-        self.entries.iter().map(|e| (e.source, e.type_name))
-    }
-
-    fn position(&self, source: MboxId, type_id: TypeId) -> Option<usize> {
-        self.entries
-            .iter()
-            .position(|e| e.type_id == type_id && e.source == source)
     }
 }
 

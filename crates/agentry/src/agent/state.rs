@@ -1,6 +1,10 @@
 //! Agent states: a tree of named states, each with optional on_enter / on_exit hooks and an
 //! optional initial substate.
 //!
+//! The tree is plain data — names, parents, time limits and the *indices* of the hooks, which
+//! each agent keeps in its own [`Hooks`] — so that every agent whose definition produced the
+//! same tree can share one (`agent/layout.rs`).
+//!
 //! Every agent starts in [`State::DEFAULT`] unless its definition says otherwise. Top-level
 //! states are siblings of the default state; a substate inherits the handlers of its ancestors
 //! unless it subscribes its own (see `handlers.rs`).
@@ -27,19 +31,27 @@ impl State {
 /// A state hook: `fn(&mut Agent, &mut Ctx<Agent>)`.
 pub(crate) type Hook<A> = Box<dyn Fn(&mut A, &mut Ctx<A>) + Send>;
 
-struct Node<A> {
+/// One agent's state hooks, in the order its definition declared them (a [`StateTree`]
+/// names them by index).
+pub(crate) type Hooks<A> = Box<[Hook<A>]>;
+
+#[derive(PartialEq)]
+struct Node {
     name: Cow<'static, str>,
     parent: Option<State>,
     depth: u16,
     initial_substate: Option<State>,
     time_limit: Option<(Duration, State)>,
-    on_enter: Option<Hook<A>>,
-    on_exit: Option<Hook<A>>,
+    /// Index of the on_enter hook in the agent's [`Hooks`].
+    on_enter: Option<u32>,
+    /// Index of the on_exit hook in the agent's [`Hooks`].
+    on_exit: Option<u32>,
 }
 
 /// All states of one agent.
-pub(crate) struct StateTree<A> {
-    nodes: Vec<Node<A>>,
+#[derive(PartialEq)]
+pub(crate) struct StateTree {
+    nodes: Vec<Node>,
     /// True once any state has a hook, an initial substate or a time limit: transitions must
     /// then walk the tree; otherwise a transition only switches the state index.
     structured: bool,
@@ -56,7 +68,7 @@ pub(crate) struct Transition {
     pub(crate) target: State,
 }
 
-impl<A> StateTree<A> {
+impl StateTree {
     pub(crate) fn new() -> Self {
         let default = Node {
             name: Cow::Borrowed("default"),
@@ -142,7 +154,8 @@ impl<A> StateTree<A> {
         Ok(())
     }
 
-    pub(crate) fn set_on_enter(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
+    /// `hook`: its index in the agent's [`Hooks`].
+    pub(crate) fn set_on_enter(&mut self, s: State, hook: u32) -> Result<(), DefineError> {
         self.check(s)?;
         let node = &mut self.nodes[s.index()];
         if node.on_enter.is_some() {
@@ -156,7 +169,8 @@ impl<A> StateTree<A> {
         Ok(())
     }
 
-    pub(crate) fn set_on_exit(&mut self, s: State, hook: Hook<A>) -> Result<(), DefineError> {
+    /// `hook`: its index in the agent's [`Hooks`].
+    pub(crate) fn set_on_exit(&mut self, s: State, hook: u32) -> Result<(), DefineError> {
         self.check(s)?;
         let node = &mut self.nodes[s.index()];
         if node.on_exit.is_some() {
@@ -204,12 +218,14 @@ impl<A> StateTree<A> {
         self.structured
     }
 
-    pub(crate) fn on_enter(&self, s: State) -> Option<&Hook<A>> {
-        self.nodes[s.index()].on_enter.as_ref()
+    /// The index of `s`'s on_enter hook in the agent's [`Hooks`].
+    pub(crate) fn on_enter(&self, s: State) -> Option<usize> {
+        self.nodes[s.index()].on_enter.map(|i| i as usize)
     }
 
-    pub(crate) fn on_exit(&self, s: State) -> Option<&Hook<A>> {
-        self.nodes[s.index()].on_exit.as_ref()
+    /// The index of `s`'s on_exit hook in the agent's [`Hooks`].
+    pub(crate) fn on_exit(&self, s: State) -> Option<usize> {
+        self.nodes[s.index()].on_exit.map(|i| i as usize)
     }
 
     /// `s` followed by its ancestors up to the root.

@@ -1,9 +1,7 @@
 use super::{State, StateTree, Transition};
 use std::borrow::Cow;
 
-struct Dummy;
-
-fn tree() -> (StateTree<Dummy>, [State; 5]) {
+fn tree() -> (StateTree, [State; 5]) {
     // default
     // work ── idle
     //      └─ busy ── deep
