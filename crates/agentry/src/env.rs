@@ -277,7 +277,7 @@ impl EnvInner {
             let agent_type = pending.agent.agent_type();
             let me = Mbox::from_shared(Arc::clone(&pending.shared));
             let agent = pending.agent;
-            match catch_unwind(AssertUnwindSafe(move || agent.define(me))) {
+            match catch_unwind(AssertUnwindSafe(|| agent.define(me, &self.layouts))) {
                 Ok(Ok(d)) => defined.push((pending.shared, pending.binder, d, agent_type)),
                 Ok(Err(source)) => {
                     return Err(RegisterError::Define {

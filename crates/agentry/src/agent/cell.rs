@@ -31,7 +31,7 @@ use super::ctx::Ctx;
 use super::define::Define;
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
-use super::layout::AgentLayout;
+use super::layout::{AgentLayout, LayoutCache};
 use super::restart::{Control, Restartable, Suspended, unsubscribe};
 use super::shared::AgentShared;
 use super::state::{Hooks, State};
@@ -136,7 +136,13 @@ impl Observe {
 /// Registration, step 1: an agent not yet defined.
 pub(crate) trait UndefinedAgent: Send {
     fn agent_type(&self) -> &'static str;
-    fn define(self: Box<Self>, me: Mbox) -> Result<Box<dyn DefinedAgent>, DefineError>;
+    /// Runs the agent's definition; its layout is shared through `layouts` at once, so that
+    /// what only the definition needed is freed before the next agent defines itself.
+    fn define(
+        self: Box<Self>,
+        me: Mbox,
+        layouts: &LayoutCache,
+    ) -> Result<Box<dyn DefinedAgent>, DefineError>;
 }
 
 /// Registration, step 2: a defined agent whose sender-side parts are handed to its
@@ -149,6 +155,7 @@ pub(crate) trait DefinedAgent: Send {
 }
 
 /// The parts of a definition that senders use.
+#[derive(Default)]
 pub(crate) struct SenderParts {
     pub(crate) insend: super::insend::InsendTable,
     pub(crate) event_priorities: super::event_priority::EventPriorities,
@@ -193,66 +200,104 @@ impl<A: Agent> UndefinedAgent for A {
         std::any::type_name::<A>()
     }
 
-    fn define(mut self: Box<Self>, me: Mbox) -> Result<Box<dyn DefinedAgent>, DefineError> {
+    fn define(
+        mut self: Box<Self>,
+        me: Mbox,
+        layouts: &LayoutCache,
+    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
         let mut def = Define::new(me);
         self.as_mut().define(&mut def)?;
-        Ok(Box::new(DefinedCell {
-            agent: *self,
-            def,
-            restart: None,
-        }))
+        Ok(Box::new(DefinedCell::new(*self, def, None, layouts)))
     }
 }
 
-/// A defined agent, not yet bound.
+/// A defined agent, not yet bound: its layout shared, its handlers and hooks its own.
 pub(super) struct DefinedCell<A: Agent> {
-    pub(super) agent: A,
-    pub(super) def: Define<A>,
+    agent: A,
+    me: Mbox,
+    layout: Arc<AgentLayout>,
+    handlers: Handlers<A>,
+    hooks: Hooks<A>,
+    initial: State,
+    time_handlers: bool,
+    priority: Priority,
+    /// Taken by [`DefinedAgent::take_sender_parts`].
+    sender: SenderParts,
     /// A supervised agent's factory (and, on restart, the messages deferred to it).
-    pub(super) restart: Option<Box<Restartable<A>>>,
+    restart: Option<Box<Restartable<A>>>,
 }
 
-impl<A: Agent> DefinedAgent for DefinedCell<A> {
-    fn priority(&self) -> Priority {
-        self.def.priority
-    }
-
-    fn take_sender_parts(&mut self) -> SenderParts {
-        SenderParts {
-            insend: std::mem::take(&mut self.def.insend),
-            event_priorities: std::mem::take(&mut self.def.event_priorities),
-            limits: std::mem::take(&mut self.def.limits),
-            track_depth: self.def.track_depth,
-            multi: std::mem::take(&mut self.def.multi),
-            // A supervised agent's failures go to its supervisor unless it says otherwise.
-            panic_reaction: self
-                .def
-                .panic_reaction
-                .or(self.restart.is_some().then_some(PanicReaction::Supervise)),
-        }
-    }
-
-    fn into_body(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
-        let DefinedCell {
-            agent,
-            def,
-            restart,
-        } = *self;
+impl<A: Agent> DefinedCell<A> {
+    /// `agent` as `def` defined it; its layout is shared through `layouts`.
+    pub(super) fn new(
+        agent: A,
+        def: Define<A>,
+        restart: Option<Box<Restartable<A>>>,
+        layouts: &LayoutCache,
+    ) -> Self {
         let Define {
             me,
             states,
             hooks,
             table,
+            insend,
+            event_priorities,
+            limits,
+            multi,
             initial,
+            panic_reaction,
+            priority,
             time_handlers,
-            ..
+            track_depth,
         } = def;
         let (handler_layout, handlers) = table.finish(&states);
-        let layout = attach
-            .env
-            .inner()
-            .layouts
-            .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
+        let layout = layouts.share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
+        let sender = SenderParts {
+            insend,
+            event_priorities,
+            limits,
+            track_depth,
+            multi,
+            // A supervised agent's failures go to its supervisor unless it says otherwise.
+            panic_reaction: panic_reaction
+                .or(restart.is_some().then_some(PanicReaction::Supervise)),
+        };
+        DefinedCell {
+            agent,
+            me,
+            layout,
+            handlers,
+            hooks: hooks.into_boxed_slice(),
+            initial,
+            time_handlers,
+            priority,
+            sender,
+            restart,
+        }
+    }
+}
+
+impl<A: Agent> DefinedAgent for DefinedCell<A> {
+    fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    fn take_sender_parts(&mut self) -> SenderParts {
+        std::mem::take(&mut self.sender)
+    }
+
+    fn into_body(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
+        let DefinedCell {
+            agent,
+            me,
+            layout,
+            handlers,
+            hooks,
+            initial,
+            time_handlers,
+            restart,
+            ..
+        } = *self;
         let mut observe = attach.observe;
         observe.time_handlers |= time_handlers;
         if observe.time_handlers {
@@ -285,7 +330,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
             limit_timers: Vec::new(),
             layout,
             handlers,
-            hooks: hooks.into_boxed_slice(),
+            hooks,
             initial,
             multi: attach.multi,
             panic_reaction: attach.panic_reaction,

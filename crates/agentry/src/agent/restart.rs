@@ -51,6 +51,7 @@ use super::cell::{
 };
 use super::define::Define;
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
+use super::layout::LayoutCache;
 use super::shared::AgentShared;
 use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot};
@@ -127,18 +128,24 @@ impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
         std::any::type_name::<A>()
     }
 
-    fn define(self: Box<Self>, me: Mbox) -> Result<Box<dyn DefinedAgent>, DefineError> {
+    fn define(
+        self: Box<Self>,
+        me: Mbox,
+        layouts: &LayoutCache,
+    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
         let SupervisedAgent { mut first, factory } = *self;
         let mut def = Define::new(me);
         first.define(&mut def)?;
-        Ok(Box::new(DefinedCell {
-            agent: first,
+        let restart = Box::new(Restartable {
+            factory,
+            deferred: Vec::new(),
+        });
+        Ok(Box::new(DefinedCell::new(
+            first,
             def,
-            restart: Some(Box::new(Restartable {
-                factory,
-                deferred: Vec::new(),
-            })),
-        }))
+            Some(restart),
+            layouts,
+        )))
     }
 }
 
@@ -254,11 +261,12 @@ impl<A: Agent> Suspended<A> {
         } = *self;
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
-        let mut defined = Box::new(DefinedCell {
+        let mut defined = Box::new(DefinedCell::new(
             agent,
             def,
-            restart: Some(restart),
-        });
+            Some(restart),
+            &env.inner().layouts,
+        ));
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).
         let parts = defined.take_sender_parts();
         let shared = Arc::clone(mbox.shared());
