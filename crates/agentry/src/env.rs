@@ -136,7 +136,6 @@ pub(crate) struct EnvInner {
     /// The binder of the default dispatcher, once it is made (`default_dispatcher`).
     default: Mutex<Option<Binder>>,
     pub(crate) timers: Arc<TimerService>,
-    timer_thread: Mutex<Option<JoinHandle<()>>>,
     /// The agents' layouts, one per agent type (`agent/layout.rs`).
     pub(crate) layouts: LayoutCache,
     config: Config,
@@ -165,7 +164,6 @@ impl EnvInner {
                 config.clock.clone(),
                 Arc::clone(&counters),
             ),
-            timer_thread: Mutex::new(None),
             layouts: LayoutCache::default(),
             config,
         }
@@ -544,9 +542,7 @@ impl EnvInner {
         }
         // No coop is left to receive timer messages: stop the timer thread first.
         self.timers.shut_down();
-        if let Some(thread) = self.timer_thread.lock().take()
-            && thread.join().is_err()
-        {
+        if !self.timers.join() {
             tracing::error!("the timer thread panicked");
         }
         let workers = std::mem::take(&mut *self.workers.lock());
@@ -735,6 +731,12 @@ impl EnvHandle {
 
     /// Sends `message` to `to` — an [`Mbox`], a [`MultiMbox`] or an
     /// [`Mchain`](crate::Mchain) — after `delay`. Dropping the returned handle cancels it.
+    ///
+    /// # Panics
+    ///
+    /// The environment's first timer starts its timer thread: if the thread cannot be
+    /// spawned (the process is out of threads or memory), this panics with the reason, as
+    /// `std::thread::spawn` does. The same holds for every way of starting a timer.
     pub fn send_delayed<M: Send + 'static>(
         &self,
         to: &(impl Destination<M> + Clone),
@@ -817,7 +819,7 @@ impl Env {
 
     fn from_config(config: Config) -> Result<Env, BuildError> {
         let handle = EnvHandle(Arc::new(EnvInner::new(config)));
-        Env::start(handle)
+        Ok(Env { handle })
     }
 
     /// An environment whose default dispatcher is driven by the calling thread (the testing
@@ -829,17 +831,7 @@ impl Env {
         let handle = EnvHandle(Arc::new(EnvInner::new(config)));
         let (default, driver) = OneThreadDispatcher::driven(&handle, "default", wake)?;
         *handle.0.default.lock() = Some(default.binder());
-        Ok((Env::start(handle)?, driver))
-    }
-
-    /// Starts the environment's timer thread.
-    fn start(handle: EnvHandle) -> Result<Env, BuildError> {
-        let timers = Arc::clone(&handle.0.timers);
-        let thread = std::thread::Builder::new()
-            .name("agentry-timer".into())
-            .spawn(move || timers.run())?;
-        *handle.0.timer_thread.lock() = Some(thread);
-        Ok(Env { handle })
+        Ok((Env { handle }, driver))
     }
 
     /// The handle to give to threads and agents.

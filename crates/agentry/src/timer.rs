@@ -9,7 +9,8 @@
 //!
 //! # Ground rules
 //!
-//! - One timer thread per environment owns the delivery of due timers. The engine sits behind
+//! - One timer thread per environment owns the delivery of due timers; it is started by the
+//!   first timer scheduled (an environment whose agents use none runs none). The engine sits behind
 //!   a mutex shared with the threads that schedule and cancel; messages are delivered after
 //!   the mutex is released.
 //! - Every timer has a token (`timer/token.rs`). Each delivery of its message — the

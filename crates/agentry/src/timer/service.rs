@@ -1,4 +1,16 @@
 //! The timer service of one environment: the engine, and the thread that sends due messages.
+//!
+//! # Ground rules
+//!
+//! - The timer thread is started by the first timer scheduled, not with the environment: an
+//!   environment whose agents use no timer runs no timer thread. Hence a scheduled timer
+//!   implies a started thread, and while none is started the engine is empty: a manual
+//!   clock's advance then has nothing to send and returns at once.
+//! - If the thread cannot be spawned (the process is out of threads or memory), scheduling
+//!   panics with the reason, as `std::thread::spawn` does: the timer could never be served.
+//! - `shut_down` stops the thread (what is still scheduled is dropped and counted) and
+//!   `join` waits for it; a timer scheduled after the shutdown is revoked at once and
+//!   counted, and starts no thread.
 
 use super::TimerHandle;
 use super::clock::Clock;
@@ -8,6 +20,7 @@ use agentry_timer::{AnyEngine, EngineKind, TimerEngine, TimerKey};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Sends a timer's message; called by the timer thread, outside the engine's lock.
@@ -30,6 +43,11 @@ pub(crate) struct TimerShared {
 struct Core {
     engine: AnyEngine<Arc<TimerShared>>,
     shutdown: bool,
+    /// The timer thread, once the first timer started it (ground rules); `None` again once
+    /// joined.
+    thread: Option<JoinHandle<()>>,
+    /// The thread was started (it stays true once joined).
+    started: bool,
     /// Manual clock: the time to catch up to; how many advances were requested and how many
     /// the timer thread has fully served (sent every message due by then).
     manual_target: u64,
@@ -59,6 +77,8 @@ impl TimerService {
             core: Mutex::new(Core {
                 engine: AnyEngine::new(kind),
                 shutdown: false,
+                thread: None,
+                started: false,
                 manual_target: 0,
                 advances_requested: 0,
                 advances_served: 0,
@@ -107,6 +127,7 @@ impl TimerService {
                 .fetch_add(1, Ordering::Relaxed);
             timer.token.revoke();
         } else {
+            self.start_thread(&mut core);
             let deadline = self.time_of(&core).saturating_add(nanos(delay));
             let earliest = core.engine.next_deadline();
             let key = core.engine.insert(deadline, Arc::clone(&timer));
@@ -120,6 +141,21 @@ impl TimerService {
         }
         drop(core);
         TimerHandle::new(timer, Arc::downgrade(self))
+    }
+
+    /// Starts the timer thread unless it runs already (ground rules). The thread waits for
+    /// `core`'s lock, held by the caller, before it looks at the engine.
+    fn start_thread(self: &Arc<Self>, core: &mut Core) {
+        if core.started {
+            return;
+        }
+        let service = Arc::clone(self);
+        let thread = std::thread::Builder::new()
+            .name("agentry-timer".into())
+            .spawn(move || service.run())
+            .unwrap_or_else(|e| panic!("agentry: cannot start the timer thread: {e}"));
+        core.thread = Some(thread);
+        core.started = true;
     }
 
     /// Removes a cancelled timer from the engine.
@@ -154,6 +190,11 @@ impl TimerService {
         core.manual_target = core.manual_target.max(target);
         core.advances_requested += 1;
         let mine = core.advances_requested;
+        if !core.started {
+            // No timer was ever scheduled: nothing can be due (ground rules).
+            core.advances_served = mine;
+            return;
+        }
         self.wake.notify_all();
         while core.advances_served < mine && !core.shutdown {
             self.caught_up.wait(&mut core);
@@ -166,6 +207,13 @@ impl TimerService {
         core.shutdown = true;
         self.wake.notify_all();
         self.caught_up.notify_all();
+    }
+
+    /// Waits for the timer thread to end (after [`shut_down`](Self::shut_down)), if it was
+    /// started. False if it panicked.
+    pub(crate) fn join(&self) -> bool {
+        let thread = self.core.lock().thread.take();
+        thread.is_none_or(|t| t.join().is_ok())
     }
 
     /// The timer thread.
