@@ -37,7 +37,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 #[test]
 fn two_producers_one_consumer_keep_per_producer_order_and_never_lose_a_wakeup() {
     model(|| {
-        let queue = Arc::new(MpscQueue::new());
+        let queue = Arc::new(MpscQueue::<_>::new());
         let parker = Arc::new(Parker::new());
         let consumer = {
             let (queue, parker) = (queue.clone(), parker.clone());
@@ -77,7 +77,7 @@ fn two_producers_one_consumer_keep_per_producer_order_and_never_lose_a_wakeup() 
 #[test]
 fn values_left_in_the_queue_are_dropped_with_it() {
     model(|| {
-        let queue = Arc::new(MpscQueue::new());
+        let queue = Arc::new(MpscQueue::<_>::new());
         let marker = Arc::new(());
         let q = queue.clone();
         let m = marker.clone();
@@ -177,7 +177,7 @@ fn a_queue_runs_on_one_thread_at_a_time_and_no_push_is_left_unscheduled() {
 #[test]
 fn two_producers_cross_block_boundaries_and_blocks_are_recycled() {
     model(|| {
-        let queue = Arc::new(MpscQueue::new());
+        let queue = Arc::new(MpscQueue::<_>::new());
         let parker = Arc::new(Parker::new());
         let consumer = {
             let (queue, parker) = (queue.clone(), parker.clone());
@@ -221,7 +221,7 @@ fn two_producers_cross_block_boundaries_and_blocks_are_recycled() {
 #[test]
 fn drop_after_partial_consumption_across_blocks() {
     model(|| {
-        let queue = Arc::new(MpscQueue::new());
+        let queue = Arc::new(MpscQueue::<_>::new());
         let marker = Arc::new(());
         let producer = {
             let (q, m) = (queue.clone(), marker.clone());

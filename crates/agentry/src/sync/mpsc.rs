@@ -10,9 +10,10 @@
 //!
 //! # Layout
 //!
-//! Values live in blocks of [`BLOCK_CAP`] slots; each slot has a `ready` flag. The tail
-//! index counts `LAP = BLOCK_CAP + 1` positions per block: offsets `0..BLOCK_CAP` are slots,
-//! offset `BLOCK_CAP` is a sentinel meaning "the next block is being installed".
+//! Values live in blocks of `CAP` slots (a const parameter: [`BLOCK_CAP`] by default,
+//! [`SMALL_BLOCK_CAP`] for queues that are many and mostly short); each slot has a `ready`
+//! flag. The tail index counts `LAP = CAP + 1` positions per block: offsets `0..CAP` are
+//! slots, offset `CAP` is a sentinel meaning "the next block is being installed".
 //!
 //! - A producer claims a slot with one `compare_exchange` on the tail index (it must check
 //!   the sentinel, so it is a CAS, not a `fetch_add`), then writes the value and sets the
@@ -60,13 +61,18 @@ use std::ptr;
 
 /// Slots per block (31: a block's index range plus its sentinel is a power of two).
 #[cfg(not(loom))]
-const BLOCK_CAP: usize = 31;
+pub(crate) const BLOCK_CAP: usize = 31;
 /// Tiny blocks under loom, so that models cross block boundaries and recycle blocks.
 #[cfg(loom)]
-const BLOCK_CAP: usize = 2;
+pub(crate) const BLOCK_CAP: usize = 2;
 
-/// Index positions per block: its slots plus the sentinel.
-const LAP: u64 = BLOCK_CAP as u64 + 1;
+/// Slots per block of a queue that is one of very many and mostly short (a pool agent's: a
+/// block of 31 demands is ~2 KB per agent, one of 7 under 0.5 KB; 7 + the sentinel is a
+/// power of two too).
+#[cfg(not(loom))]
+pub(crate) const SMALL_BLOCK_CAP: usize = 7;
+#[cfg(loom)]
+pub(crate) const SMALL_BLOCK_CAP: usize = 2;
 
 struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,
@@ -75,15 +81,15 @@ struct Slot<T> {
     ready: AtomicBool,
 }
 
-struct Block<T> {
+struct Block<T, const CAP: usize> {
     /// The following block; stored by the producer that claimed this block's last slot,
     /// before it writes that slot.
-    next: AtomicPtr<Block<T>>,
-    slots: [Slot<T>; BLOCK_CAP],
+    next: AtomicPtr<Block<T, CAP>>,
+    slots: [Slot<T>; CAP],
 }
 
-impl<T> Block<T> {
-    fn alloc() -> *mut Block<T> {
+impl<T, const CAP: usize> Block<T, CAP> {
+    fn alloc() -> *mut Block<T, CAP> {
         Box::into_raw(Box::new(Block {
             next: AtomicPtr::new(ptr::null_mut()),
             slots: std::array::from_fn(|_| Slot {
@@ -94,35 +100,36 @@ impl<T> Block<T> {
     }
 }
 
-/// Unbounded lock-free MPSC queue (see the module docs for the rules).
-pub(crate) struct MpscQueue<T> {
+/// Unbounded lock-free MPSC queue (see the module docs for the rules) with blocks of `CAP`
+/// slots.
+pub(crate) struct MpscQueue<T, const CAP: usize = BLOCK_CAP> {
     /// The producers' cache line.
-    tail: CachePadded<Tail<T>>,
+    tail: CachePadded<Tail<T, CAP>>,
     /// The consumer's cache line.
-    head: CachePadded<Head<T>>,
+    head: CachePadded<Head<T, CAP>>,
 }
 
-struct Tail<T> {
-    /// Next position to claim: `lap * LAP + offset`, offset `BLOCK_CAP` being the sentinel.
+struct Tail<T, const CAP: usize> {
+    /// Next position to claim: `lap * LAP + offset`, offset `CAP` being the sentinel.
     index: AtomicU64,
     /// The block of the current lap (published before `index` enters the lap).
-    block: AtomicPtr<Block<T>>,
+    block: AtomicPtr<Block<T, CAP>>,
 }
 
-struct Head<T> {
+struct Head<T, const CAP: usize> {
     /// The consumer's block and the offset of the next slot to read in it.
-    pos: UnsafeCell<(*mut Block<T>, usize)>,
+    pos: UnsafeCell<(*mut Block<T, CAP>, usize)>,
     /// Values taken so far (written by the consumer only; for [`len`](MpscQueue::len)).
     popped: AtomicU64,
     /// One retired block kept for the next installation (taken with a `swap` by producers).
-    spare: AtomicPtr<Block<T>>,
+    spare: AtomicPtr<Block<T, CAP>>,
 }
 
 // SAFETY: values cross threads (producer → consumer), so `T: Send` suffices; the raw pointers
 // are owned by the queue and only dereferenced under the rules in the module docs.
-unsafe impl<T: Send> Send for MpscQueue<T> {}
+unsafe impl<T: Send, const CAP: usize> Send for MpscQueue<T, CAP> {}
 // SAFETY: `push` is safe from any thread; `pop` is `unsafe` and requires a single consumer.
-unsafe impl<T: Send> Sync for MpscQueue<T> {}
+unsafe impl<T: Send, const CAP: usize> Sync for MpscQueue<T, CAP> {}
 
 /// Waiting for another producer to install the next block: spin briefly, then yield.
 struct Backoff(u32);
@@ -141,7 +148,10 @@ impl Backoff {
     }
 }
 
-impl<T> MpscQueue<T> {
+impl<T, const CAP: usize> MpscQueue<T, CAP> {
+    /// Index positions per block: its slots plus the sentinel.
+    const LAP: u64 = CAP as u64 + 1;
+
     /// An empty queue (its first block is allocated).
     pub(crate) fn new() -> Self {
         let first = Block::alloc();
@@ -167,8 +177,8 @@ impl<T> MpscQueue<T> {
         let mut index = self.tail.index.load(Ordering::Acquire);
         let mut block = self.tail.block.load(Ordering::Acquire);
         loop {
-            let offset = usize::try_from(index % LAP).expect("offset < LAP");
-            if offset == BLOCK_CAP {
+            let offset = usize::try_from(index % Self::LAP).expect("offset < LAP");
+            if offset == CAP {
                 // Another producer is installing the next block.
                 backoff.snooze();
                 index = self.tail.index.load(Ordering::Acquire);
@@ -182,7 +192,7 @@ impl<T> MpscQueue<T> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    if offset + 1 == BLOCK_CAP {
+                    if offset + 1 == CAP {
                         // We claimed the last slot and moved `index` onto the sentinel: we
                         // install the next block; other producers wait until we open its lap.
                         let next = self.take_block();
@@ -214,7 +224,7 @@ impl<T> MpscQueue<T> {
     }
 
     /// The spare block if the consumer left one, else a new allocation.
-    fn take_block(&self) -> *mut Block<T> {
+    fn take_block(&self) -> *mut Block<T, CAP> {
         // `Acquire` pairs with the consumer's `Release` swap: its resets of the block are
         // visible to us and to everyone we publish the block to.
         let spare = self.head.spare.swap(ptr::null_mut(), Ordering::Acquire);
@@ -243,7 +253,7 @@ impl<T> MpscQueue<T> {
             // SAFETY: `ready` (Acquire, pairing with the producer's Release) says the value is
             // written; we move it out exactly once (the position advances below).
             let value = slot.value.with(|p| unsafe { p.read().assume_init() });
-            if offset + 1 == BLOCK_CAP {
+            if offset + 1 == CAP {
                 // SAFETY: the block is alive (retired only below).
                 let next = unsafe { (*block).next.load(Ordering::Acquire) };
                 assert!(
@@ -272,7 +282,7 @@ impl<T> MpscQueue<T> {
     /// # Safety
     ///
     /// Only the consumer, with `block` unreachable for producers and consumer alike.
-    unsafe fn retire(&self, block: *mut Block<T>) {
+    unsafe fn retire(&self, block: *mut Block<T, CAP>) {
         // SAFETY: the caller gives us exclusive ownership of `block`.
         let b = unsafe { &*block };
         b.next.store(ptr::null_mut(), Ordering::Relaxed);
@@ -291,7 +301,7 @@ impl<T> MpscQueue<T> {
     pub(crate) fn len(&self) -> usize {
         let popped = self.head.popped.load(Ordering::Relaxed);
         let index = self.tail.index.load(Ordering::Relaxed);
-        let pushed = index / LAP * BLOCK_CAP as u64 + (index % LAP).min(BLOCK_CAP as u64);
+        let pushed = index / Self::LAP * CAP as u64 + (index % Self::LAP).min(CAP as u64);
         usize::try_from(pushed.saturating_sub(popped)).unwrap_or(usize::MAX)
     }
 
@@ -311,7 +321,7 @@ impl<T> MpscQueue<T> {
     }
 }
 
-impl<T> Drop for MpscQueue<T> {
+impl<T, const CAP: usize> Drop for MpscQueue<T, CAP> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is active any more, so every claimed slot is
         // written.

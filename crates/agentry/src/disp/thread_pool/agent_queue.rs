@@ -11,7 +11,7 @@ use super::pool::Pool;
 use crate::demand::Demand;
 use crate::disp::event_lanes::EventLanes;
 use crate::slab::AgentSlab;
-use crate::sync::mpsc::MpscQueue;
+use crate::sync::mpsc::{MpscQueue, SMALL_BLOCK_CAP};
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
 use std::sync::Arc;
@@ -23,7 +23,8 @@ const SORT_BATCH: usize = 256;
 /// Demands of one agent (or coop) plus its run state (`sync/run_state.rs`): a pool thread
 /// runs it only while it holds it, so its agents never run on two threads at once.
 pub(crate) struct AgentQueue {
-    demands: MpscQueue<Demand>,
+    /// Small blocks: a pool holds one queue per agent (or coop), mostly short.
+    demands: MpscQueue<Demand, SMALL_BLOCK_CAP>,
     /// Demands with a raised event priority pushed into `demands` and not taken out yet
     /// (counted before the push, so never below the true number).
     raised_queued: AtomicUsize,

@@ -1,7 +1,10 @@
-use super::MpscQueue;
+//! The queue with its default blocks and, where block boundaries matter, with the small
+//! blocks of the pool's agent queues too.
+
+use super::{BLOCK_CAP, MpscQueue, SMALL_BLOCK_CAP};
 use std::sync::Arc;
 
-fn drain<T>(q: &MpscQueue<T>) -> Vec<T> {
+fn drain<T, const CAP: usize>(q: &MpscQueue<T, CAP>) -> Vec<T> {
     let mut out = Vec::new();
     // SAFETY: the test thread is the only consumer.
     while let Some(v) = unsafe { q.pop() } {
@@ -12,7 +15,7 @@ fn drain<T>(q: &MpscQueue<T>) -> Vec<T> {
 
 #[test]
 fn fifo_single_producer() {
-    let q = MpscQueue::new();
+    let q = MpscQueue::<_>::new();
     for i in 0..100 {
         q.push(i);
     }
@@ -24,7 +27,7 @@ fn per_producer_order_with_many_producers() {
     // Under miri: 3 producers of a few blocks each (every interleaving miri picks is checked).
     const PRODUCERS: u64 = if cfg!(miri) { 3 } else { 4 };
     const EACH: u64 = if cfg!(miri) { 70 } else { 10_000 };
-    let q = Arc::new(MpscQueue::new());
+    let q = Arc::new(MpscQueue::<_>::new());
     let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
             let q = q.clone();
@@ -52,7 +55,7 @@ fn per_producer_order_with_many_producers() {
 #[test]
 fn drop_releases_queued_values() {
     let marker = Arc::new(());
-    let q = MpscQueue::new();
+    let q = MpscQueue::<_>::new();
     for _ in 0..10 {
         q.push(marker.clone());
     }
@@ -71,7 +74,16 @@ impl Drop for Counted {
 
 #[test]
 fn fifo_across_many_blocks_with_interleaved_pops() {
-    let q = MpscQueue::new();
+    fifo_across_many_blocks_with_interleaved_pops_in::<BLOCK_CAP>();
+}
+
+#[test]
+fn fifo_across_many_small_blocks_with_interleaved_pops() {
+    fifo_across_many_blocks_with_interleaved_pops_in::<SMALL_BLOCK_CAP>();
+}
+
+fn fifo_across_many_blocks_with_interleaved_pops_in<const CAP: usize>() {
+    let q = MpscQueue::<_, CAP>::new();
     let mut expected = 0u32;
     let mut next = 0u32;
     // Pushes run ahead of pops by a varying distance, so the consumer crosses block
@@ -121,17 +133,26 @@ fn empty_queue_reports_empty_and_pop_none() {
 
 #[test]
 fn drop_releases_each_value_exactly_once_including_a_partially_consumed_block() {
+    drop_releases_each_value_exactly_once_in::<BLOCK_CAP>();
+}
+
+#[test]
+fn drop_releases_each_value_exactly_once_with_small_blocks() {
+    drop_releases_each_value_exactly_once_in::<SMALL_BLOCK_CAP>();
+}
+
+fn drop_releases_each_value_exactly_once_in<const CAP: usize>() {
     for (pushed, popped) in [
         (0, 0),
         (1, 0),
-        (31, 0),
-        (31, 31),
-        (32, 5),
-        (100, 40),
-        (200, 62),
+        (CAP, 0),
+        (CAP, CAP),
+        (CAP + 1, 5.min(CAP)),
+        (3 * CAP + 7, CAP + 9),
+        (6 * CAP + 14, 2 * CAP),
     ] {
         let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let q = MpscQueue::new();
+        let q = MpscQueue::<_, CAP>::new();
         for _ in 0..pushed {
             q.push(Counted(drops.clone()));
         }
@@ -160,7 +181,7 @@ fn drop_releases_each_value_exactly_once_including_a_partially_consumed_block() 
 fn stress_many_producers_per_producer_order_and_exactly_once() {
     const PRODUCERS: u64 = 6;
     const EACH: u64 = 50_000;
-    let q = Arc::new(MpscQueue::new());
+    let q = Arc::new(MpscQueue::<_>::new());
     let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
             let q = q.clone();
@@ -197,23 +218,28 @@ fn stress_many_producers_per_producer_order_and_exactly_once() {
 
 #[test]
 fn concurrent_producers_and_consumer_cross_blocks_and_drop_releases_the_rest() {
+    concurrent_producers_and_consumer_cross_blocks_in::<BLOCK_CAP>();
+}
+
+#[test]
+fn concurrent_producers_and_consumer_cross_small_blocks_and_drop_releases_the_rest() {
+    concurrent_producers_and_consumer_cross_blocks_in::<SMALL_BLOCK_CAP>();
+}
+
+fn concurrent_producers_and_consumer_cross_blocks_in<const CAP: usize>() {
     // Producers race for the last slot of a block (the one that installs the next block, from
     // the spare the consumer recycled or a new allocation) while the consumer retires blocks
     // behind them; the consumer stops half-way and the queue drops the rest.
     const PRODUCERS: usize = 3;
-    const EACH: usize = if cfg!(miri) {
-        2 * super::BLOCK_CAP + 5
-    } else {
-        20_000
-    };
-    const TOTAL: usize = PRODUCERS * EACH;
+    let each: usize = if cfg!(miri) { 2 * CAP + 5 } else { 20_000 };
+    let total: usize = PRODUCERS * each;
     let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let q = Arc::new(MpscQueue::new());
+    let q = Arc::new(MpscQueue::<_, CAP>::new());
     let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
             let (q, drops) = (q.clone(), drops.clone());
             std::thread::spawn(move || {
-                for i in 0..EACH {
+                for i in 0..each {
                     q.push((p, i, Counted(drops.clone())));
                 }
             })
@@ -221,7 +247,7 @@ fn concurrent_producers_and_consumer_cross_blocks_and_drop_releases_the_rest() {
         .collect();
     let mut next = [0usize; PRODUCERS];
     let mut taken = 0;
-    while taken < TOTAL / 2 {
+    while taken < total / 2 {
         // SAFETY: the test thread is the only consumer.
         match unsafe { q.pop() } {
             Some((p, i, value)) => {
@@ -236,17 +262,17 @@ fn concurrent_producers_and_consumer_cross_blocks_and_drop_releases_the_rest() {
     producers
         .into_iter()
         .for_each(|h| h.join().expect("producer"));
-    assert_eq!(q.len(), TOTAL - taken);
+    assert_eq!(q.len(), total - taken);
     assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), taken);
     drop(Arc::into_inner(q).expect("the producers are gone"));
-    assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), TOTAL);
+    assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), total);
 }
 
 #[test]
 fn a_value_pushed_on_one_thread_is_read_whole_on_another() {
     // Non-`Copy` values with heap parts: the consumer must see the producer's writes to them.
     const N: usize = if cfg!(miri) { 40 } else { 5_000 };
-    let q = Arc::new(MpscQueue::new());
+    let q = Arc::new(MpscQueue::<_>::new());
     let producer = {
         let q = q.clone();
         std::thread::spawn(move || {
