@@ -22,11 +22,11 @@ use agentry_net::{
     Accepted, ChannelConfig, CloseReason, Closed, ConnId, ConnOwner, Frame, Framing, IoDispatcher,
     ListenerConfig, Received, SendBytes, SendFrame, WriteHigh, WriteLow, reactor,
 };
-use common::{DEADLINE, client, localhost};
+use common::{DEADLINE, client, localhost, wait_for};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::time::{Duration, Instant};
 
 /// A flood whose write blocks this long is held back.
@@ -149,22 +149,6 @@ fn flood(s: &mut TcpStream, block: &[u8]) -> Flood {
     f
 }
 
-/// The next event `pick` accepts (others are skipped); fails after the deadline.
-fn next_seen<T>(seen: &Receiver<Seen>, what: &str, mut pick: impl FnMut(Seen) -> Option<T>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .unwrap_or_else(|| panic!("timed out waiting for {what}"));
-        let s = seen
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
-        if let Some(t) = pick(s) {
-            return t;
-        }
-    }
-}
-
 /// A listener with `framing` and otherwise the default configuration (the soak's line
 /// listener: watermarks 64 / 256 KiB, `write_max` 4 MiB, `inbound_max` 1 MiB, reading paused
 /// over the high watermark), owned by an echo owner on io thread 0, the connection's channel
@@ -199,7 +183,7 @@ fn flood_across_threads(framing: Framing, block: &[u8], unanswered: u64) {
         )
         .expect("listening");
     let mut s = client(listener.local_addr());
-    let (conn, channel, owner_thread) = next_seen(&seen, "Accepted", |s| match s {
+    let (conn, channel, owner_thread) = wait_for(&seen, "Accepted", &mut |s| match s {
         Seen::Accepted(c, ch, t) => Some((c, ch, t)),
         _ => None,
     });
@@ -253,7 +237,7 @@ fn flood_across_threads(framing: Framing, block: &[u8], unanswered: u64) {
     }
     // 5. The client leaves.
     drop(s);
-    let reason = next_seen(&seen, "Closed", |s| match s {
+    let reason = wait_for(&seen, "Closed", &mut |s| match s {
         Seen::Closed(c, reason) if c == conn => Some(reason),
         _ => None,
     });

@@ -237,11 +237,7 @@ impl Server {
     }
 }
 
-pub fn wait_for<T>(
-    rx: &Receiver<Event>,
-    what: &str,
-    pick: &mut impl FnMut(Event) -> Option<T>,
-) -> T {
+pub fn wait_for<E, T>(rx: &Receiver<E>, what: &str, pick: &mut impl FnMut(E) -> Option<T>) -> T {
     let deadline = Instant::now() + DEADLINE;
     loop {
         let left = deadline
