@@ -255,14 +255,14 @@ pub(crate) enum Acquire<'a> {
 ///
 /// Depth tracking rides on the limits' accounting: with it, every message takes a place (the
 /// [`LimitSlot::DEPTH`] place for a type without a limit) that is given back when the agent
-/// takes the message. An agent with neither limits nor tracking keeps the send path's single
-/// `is_empty` test.
-pub(crate) struct LimitTable {
+/// takes the message. An agent with neither limits nor tracking — most agents — holds one
+/// null pointer, and the send path's single `is_empty` test reads it.
+pub(crate) struct LimitTable(Option<Box<Limits>>);
+
+struct Limits {
     entries: Box<[LimitEntry]>,
     /// Messages queued, if tracked.
     depth: Option<AtomicUsize>,
-    /// Neither limits nor depth tracking (one test on the send path).
-    empty: bool,
 }
 
 impl LimitTable {
@@ -271,31 +271,36 @@ impl LimitTable {
             entries.len() < usize::from(u16::MAX) - 1,
             "invariant: limits are indexed by u16"
         );
-        LimitTable {
-            empty: entries.is_empty() && !track_depth,
+        if entries.is_empty() && !track_depth {
+            return LimitTable(None);
+        }
+        LimitTable(Some(Box::new(Limits {
             entries: entries.into_boxed_slice(),
             depth: track_depth.then(|| AtomicUsize::new(0)),
-        }
+        })))
     }
 
     /// True if no message of the agent takes a place (no limits, depth not tracked).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.empty
+        self.0.is_none()
     }
 
     /// Takes a place for a message of type `P`. Kept out of line: only agents with limits or
     /// depth tracking get here, and the send path it would be inlined into must stay small.
     #[inline(never)]
     pub(crate) fn acquire<P: 'static>(&self) -> Acquire<'_> {
+        let Some(limits) = &self.0 else {
+            return Acquire::Unlimited;
+        };
         let wanted = TypeId::of::<P>();
-        let Some((index, entry)) = self
+        let Some((index, entry)) = limits
             .entries
             .iter()
             .enumerate()
             .find(|(_, e)| e.type_id == wanted)
         else {
-            return match &self.depth {
+            return match &limits.depth {
                 Some(depth) => {
                     depth.fetch_add(1, Ordering::Relaxed);
                     Acquire::Slot(LimitSlot::DEPTH)
@@ -307,7 +312,7 @@ impl LimitTable {
             entry.queued.fetch_sub(1, Ordering::AcqRel);
             return Acquire::Exceeded(entry);
         }
-        if let Some(depth) = &self.depth {
+        if let Some(depth) = &limits.depth {
             depth.fetch_add(1, Ordering::Relaxed);
         }
         Acquire::Slot(LimitSlot::new(index as u16))
@@ -315,27 +320,31 @@ impl LimitTable {
 
     /// Gives back a place taken by [`acquire`](Self::acquire).
     pub(crate) fn release(&self, slot: LimitSlot) {
+        let Some(limits) = &self.0 else {
+            return;
+        };
         if slot == LimitSlot::NONE {
             return;
         }
-        if let Some(depth) = &self.depth {
+        if let Some(depth) = &limits.depth {
             depth.fetch_sub(1, Ordering::Relaxed);
         }
         if let Some(index) = slot.index() {
-            self.entries[index].queued.fetch_sub(1, Ordering::AcqRel);
+            limits.entries[index].queued.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
     /// Messages queued, if tracked.
     pub(crate) fn depth(&self) -> Option<u64> {
-        self.depth
-            .as_ref()
-            .map(|d| d.load(Ordering::Relaxed) as u64)
+        let depth = self.0.as_ref()?.depth.as_ref()?;
+        Some(depth.load(Ordering::Relaxed) as u64)
     }
 
     /// The limited types and their maxima (a restarted agent must declare the same).
     pub(crate) fn shape(&self) -> Vec<(TypeId, usize)> {
-        self.entries.iter().map(|e| (e.type_id, e.max)).collect()
+        self.0
+            .as_ref()
+            .map_or_else(Vec::new, |l| shape_of(&l.entries))
     }
 }
 
