@@ -319,7 +319,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 env: attach.env,
                 binder: attach.binder,
                 state: State::DEFAULT,
-                state_names: Arc::clone(&layout.state_names),
+                layout,
                 in_transition: false,
                 finishing: false,
                 pending_state: None,
@@ -328,7 +328,6 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
             gate,
             limit_epoch: 0,
             limit_timers: Vec::new(),
-            layout,
             handlers,
             hooks,
             initial,
@@ -411,9 +410,7 @@ struct ActiveLimit {
 struct AgentCell<A: Agent> {
     agent: A,
     ctx: Ctx<A>,
-    /// Its states and the shape of its handler table, shared with the agents of its type
-    /// whose definitions produced the same (`agent/layout.rs`).
-    layout: Arc<AgentLayout>,
+    /// Its own handlers and hooks, indexed by its layout (`ctx.layout`).
     handlers: Handlers<A>,
     hooks: Hooks<A>,
     initial: State,
@@ -452,7 +449,7 @@ impl<A: Agent> AgentCell<A> {
             b.limits.release(limit);
         }
         let Some(handler) = self.handlers.lookup(
-            &self.layout.handlers,
+            &self.ctx.layout.handlers,
             source,
             payload.type_id(),
             self.ctx.state,
@@ -463,7 +460,7 @@ impl<A: Agent> AgentCell<A> {
                 agent = %self.ctx.id,
                 agent_type = shared.agent_type,
                 message = payload.type_name(),
-                state = self.layout.states.name(self.ctx.state),
+                state = self.ctx.layout.states.name(self.ctx.state),
                 "no handler in the current state"
             );
             payload.reject(Undelivered::NoHandler);
@@ -594,7 +591,7 @@ impl<A: Agent> AgentCell<A> {
                     Dispatched::Handled => Outcome::Handled,
                     Dispatched::Panicked => Outcome::Panicked,
                     Dispatched::Unhandled => Outcome::Ignored {
-                        state: self.layout.states.name(state),
+                        state: self.ctx.layout.states.name(state),
                     },
                 },
             });
@@ -688,7 +685,7 @@ impl<A: Agent> AgentCell<A> {
         tracing::error!(
             agent = %self.ctx.id,
             agent_type = shared.agent_type,
-            state = self.layout.states.name(self.ctx.state),
+            state = self.ctx.layout.states.name(self.ctx.state),
             reaction = ?self.panic_reaction,
             "handler panicked"
         );
@@ -740,7 +737,7 @@ impl<A: Agent> AgentCell<A> {
     /// panicked.
     fn leave(&mut self, s: State) -> bool {
         self.limit_timers.retain(|limit| limit.state != s);
-        match self.layout.states.on_exit(s) {
+        match self.ctx.layout.states.on_exit(s) {
             Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]).is_ok(),
             None => true,
         }
@@ -750,7 +747,7 @@ impl<A: Agent> AgentCell<A> {
     /// `Err` with the panic's message if the hook panicked.
     fn enter(&mut self, s: State) -> Result<(), String> {
         self.ctx.state = s;
-        if let Some((limit, _)) = self.layout.states.time_limit(s) {
+        if let Some((limit, _)) = self.ctx.layout.states.time_limit(s) {
             self.limit_epoch += 1;
             let expired = TimeLimitExpired {
                 state: s,
@@ -763,7 +760,7 @@ impl<A: Agent> AgentCell<A> {
                 _timer: timer,
             });
         }
-        match self.layout.states.on_enter(s) {
+        match self.ctx.layout.states.on_enter(s) {
             Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]),
             None => Ok(()),
         }
@@ -771,7 +768,7 @@ impl<A: Agent> AgentCell<A> {
 
     /// Runs the hooks of one transition; stops at the first panicking hook.
     fn run_transition(&mut self, to: State) {
-        let t = self.layout.states.transition(self.ctx.state, to);
+        let t = self.ctx.layout.states.transition(self.ctx.state, to);
         self.ctx.in_transition = true;
         let mut ok = true;
         for s in t.exits {
@@ -779,7 +776,7 @@ impl<A: Agent> AgentCell<A> {
             if !ok {
                 break;
             }
-            self.ctx.state = self.layout.states.parent(s).unwrap_or(State::DEFAULT);
+            self.ctx.state = self.ctx.layout.states.parent(s).unwrap_or(State::DEFAULT);
         }
         if ok {
             for s in t.enters {
@@ -808,14 +805,14 @@ impl<A: Agent> AgentCell<A> {
             return;
         };
         self.limit_timers.swap_remove(pos);
-        if let Some((_, then)) = self.layout.states.time_limit(state) {
+        if let Some((_, then)) = self.ctx.layout.states.time_limit(state) {
             self.run_transition(then);
         }
     }
 
     fn apply_pending(&mut self) {
         if let Some(to) = self.ctx.pending_state.take() {
-            if self.layout.states.is_structured() {
+            if self.ctx.layout.states.is_structured() {
                 self.run_transition(to);
             } else {
                 self.ctx.state = to;
@@ -869,7 +866,7 @@ impl<A: Agent> AgentCell<A> {
 
     /// Enters the initial states and runs `on_start`.
     fn run_start(&mut self) -> Result<(), StartFailure> {
-        let entry = self.layout.states.entry_path(self.initial);
+        let entry = self.ctx.layout.states.entry_path(self.initial);
         self.entered = true;
         self.ctx.in_transition = true;
         for s in entry.enters {
@@ -969,6 +966,7 @@ impl<A: Agent> AgentCell<A> {
         }
         // Leave every state, innermost first.
         let exits: Vec<State> = self
+            .ctx
             .layout
             .states
             .self_and_ancestors(self.ctx.state)
@@ -1126,6 +1124,6 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     }
 
     fn state_name(&self) -> &str {
-        self.layout.states.name(self.ctx.state)
+        self.ctx.layout.states.name(self.ctx.state)
     }
 }

@@ -1,6 +1,7 @@
 //! `Ctx<A>`: what a handler can do besides touching its agent.
 
 use super::Agent;
+use super::layout::AgentLayout;
 use super::state::State;
 use crate::coop::{Coop, DeregReason};
 use crate::destination::Destination;
@@ -11,7 +12,6 @@ use crate::ids::{AgentId, CoopId, WatchId};
 use crate::mbox::Mbox;
 use crate::stats::AgentStats;
 use crate::timer::TimerHandle;
-use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -29,8 +29,9 @@ pub struct Ctx<A> {
     /// The binder the agent was bound with (its child coops' default).
     pub(crate) binder: Binder,
     pub(crate) state: State,
-    /// Names of the agent's states, by index.
-    pub(crate) state_names: Arc<[Cow<'static, str>]>,
+    /// Its states and the shape of its handler table, shared with the agents of its type
+    /// whose definitions produced the same (`agent/layout.rs`).
+    pub(crate) layout: Arc<AgentLayout>,
     pub(crate) in_transition: bool,
     /// In `on_finish` or leaving its states for the last time (this incarnation ends).
     pub(crate) finishing: bool,
@@ -66,7 +67,7 @@ impl<A: Agent> Ctx<A> {
 
     /// The name of the state the agent is in.
     pub fn state_name(&self) -> &str {
-        &self.state_names[self.state.index()]
+        self.layout.states.name(self.state)
     }
 
     /// Switches to `state` when the current handler returns: the on_exit hooks of the states
@@ -75,7 +76,7 @@ impl<A: Agent> Ctx<A> {
     /// state. Calling it again in the same handler replaces the target. Not allowed inside
     /// on_enter / on_exit hooks.
     pub fn change_state(&mut self, state: State) -> Result<(), StateError> {
-        if state.index() >= self.state_names.len() {
+        if !self.layout.states.contains(state) {
             return Err(StateError::UnknownState(state.0));
         }
         if self.in_transition {

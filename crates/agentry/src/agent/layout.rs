@@ -27,7 +27,6 @@ use super::handlers::HandlerLayout;
 use super::state::StateTree;
 use parking_lot::Mutex;
 use std::any::TypeId;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -35,20 +34,14 @@ use std::sync::Arc;
 pub(crate) struct AgentLayout {
     pub(crate) states: StateTree,
     pub(crate) handlers: HandlerLayout,
-    /// Every state's name, by index (what `Ctx` reports).
-    pub(crate) state_names: Arc<[Cow<'static, str>]>,
 }
 
 impl AgentLayout {
     pub(crate) fn new(states: StateTree, handlers: HandlerLayout) -> Self {
-        AgentLayout {
-            state_names: states.names(),
-            states,
-            handlers,
-        }
+        AgentLayout { states, handlers }
     }
 
-    /// Equal in what an agent's behaviour depends on (the names follow from the states).
+    /// Equal in everything an agent's behaviour depends on.
     fn same_as(&self, other: &AgentLayout) -> bool {
         self.states == other.states && self.handlers == other.handlers
     }

@@ -123,11 +123,6 @@ impl StateTree {
         Ok(State(index))
     }
 
-    /// Every state's name, by index.
-    pub(crate) fn names(&self) -> std::sync::Arc<[Cow<'static, str>]> {
-        self.nodes.iter().map(|n| n.name.clone()).collect()
-    }
-
     pub(crate) fn name(&self, s: State) -> &str {
         self.nodes.get(s.index()).map_or("<unknown>", |n| &n.name)
     }
