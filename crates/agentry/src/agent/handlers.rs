@@ -165,29 +165,26 @@ impl<A> HandlerTable<A> {
         handler: Box<dyn ErasedHandler<A>>,
         tree: &StateTree,
     ) -> Result<(), DefineError> {
-        let source = Source::of(source, self.own);
+        let key = Source::of(source, self.own);
         for (i, &state) in states.iter().enumerate() {
             tree.check(state)?;
             let declared_twice = states[..i].contains(&state)
                 || self
-                    .position(source, type_id)
+                    .position(key, type_id)
                     .is_some_and(|p| self.entries[p].declared.iter().any(|&(s, _)| s == state));
             if declared_twice {
                 return Err(DefineError::DuplicateSubscription {
-                    mbox: match source {
-                        Source::Own => self.own,
-                        Source::Other(id) => id,
-                    },
+                    mbox: source,
                     message: type_name,
                     state: tree.name(state).to_owned(),
                 });
             }
         }
-        let pos = match self.position(source, type_id) {
+        let pos = match self.position(key, type_id) {
             Some(pos) => pos,
             None => {
                 self.entries.push(Entry {
-                    source,
+                    source: key,
                     type_id,
                     type_name,
                     declared: Vec::new(),
