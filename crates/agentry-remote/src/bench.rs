@@ -33,6 +33,7 @@ mod raw;
 mod server;
 mod session;
 
+pub use nats_server::NatsServer;
 pub use payload::{RECORD_SIZE, wire_sizes};
 pub use server::serve_main;
 pub use session::{Nats, Session};

@@ -22,17 +22,16 @@
 //! reported: `accepted stream sends − received − counted losses`.
 
 mod agents;
-mod nats_server;
 
 use crate::soak::check::Checks;
 use crate::soak::tally::Tally;
 use crate::soak::{Part, stream_rng, wait_until};
 use agentry::{AgentStats, Env, EnvHandle, Mbox};
+use agentry_remote::bench::NatsServer;
 use agentry_remote::{Gateway, Overflow, RemoteMbox, RemoteStats, RequestError, SendError};
 use agents::{
     Add, Calculator, EventLog, Kick, Receiver, Requester, Seen, Seq, SharedSeen, Sum, lock,
 };
-use nats_server::NatsServer;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

@@ -1,84 +1,133 @@
-//! A private nats-server on a free loopback port, stopped on drop.
+//! A private nats-server on a loopback port: started on a port it chooses, stopped on drop,
+//! and (for the soak) killed by pid and restarted on the same port.
 
-use super::BenchError;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long nats-server may take to write its ports file.
-const START_LIMIT: Duration = Duration::from_secs(10);
+/// How long a start or restart may take.
+const START_LIMIT: Duration = Duration::from_secs(20);
 
-/// A running nats-server and its ports-file directory (removed on drop).
+/// A nats-server child process and its ports-file directory (removed on drop).
 #[derive(Debug)]
-pub(crate) struct NatsServer {
-    child: Child,
+pub struct NatsServer {
+    binary: PathBuf,
     dir: PathBuf,
+    child: Option<Child>,
+    port: u16,
     url: String,
 }
 
-fn binary() -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("nats-server"))
-        .chain(["/usr/sbin/nats-server", "/usr/bin/nats-server"].map(PathBuf::from))
-        .find(|p| p.is_file())
-}
-
 impl NatsServer {
-    /// Starts nats-server on 127.0.0.1, port chosen by the server.
+    /// The nats-server binary (in `PATH`, `/usr/sbin` or `/usr/bin`), if installed.
+    pub fn binary() -> Option<PathBuf> {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .map(|d| d.join("nats-server"))
+            .chain(["/usr/sbin/nats-server", "/usr/bin/nats-server"].map(PathBuf::from))
+            .find(|p| p.is_file())
+    }
+
+    /// Starts nats-server on 127.0.0.1, on a port it chooses.
     ///
     /// # Errors
-    /// [`BenchError::NatsUnavailable`] when it is not installed; [`BenchError::Setup`] when it
-    /// does not start or report its port.
-    pub(crate) fn start() -> Result<NatsServer, BenchError> {
-        let bin = binary().ok_or(BenchError::NatsUnavailable)?;
+    /// It does not start or does not report its port in time.
+    pub fn start(binary: PathBuf) -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!(
-            "agentry-remote-rr-{}-{:?}",
+            "agentry-nats-{}-{:?}",
             std::process::id(),
             Instant::now()
         ));
-        std::fs::create_dir_all(&dir).map_err(|e| BenchError::Setup(format!("{dir:?}: {e}")))?;
-        let child = Command::new(bin)
-            .args(["-a", "127.0.0.1", "-p", "-1", "--ports_file_dir"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| BenchError::Setup(format!("nats-server: {e}")))?;
-        let ports = dir.join(format!("nats-server_{}.ports", child.id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{dir:?}: {e}"))?;
         let mut server = NatsServer {
-            child,
+            binary,
             dir,
+            child: None,
+            port: 0,
             url: String::new(),
         };
+        let child = server.spawn("-1")?;
+        let ports = server.dir.join(format!("nats-server_{}.ports", child.id()));
+        server.child = Some(child);
         let started = Instant::now();
         while started.elapsed() < START_LIMIT {
             if let Ok(text) = std::fs::read_to_string(&ports)
                 && let Some(at) = text.find("nats://")
             {
                 let rest = &text[at..];
-                server.url = rest[..rest.find('"').unwrap_or(rest.len())].to_owned();
+                let url = &rest[..rest.find('"').unwrap_or(rest.len())];
+                server.port = url
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .ok_or_else(|| format!("no port in {url}"))?;
+                server.url = url.to_owned();
+                let _ = std::fs::remove_file(&ports);
                 return Ok(server);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        Err(BenchError::Setup(format!(
+        Err(format!(
             "nats-server did not report its port within {START_LIMIT:?}"
-        )))
+        ))
     }
 
-    /// The client URL (`nats://127.0.0.1:PORT`).
-    pub(crate) fn url(&self) -> &str {
+    fn spawn(&self, port: &str) -> Result<Child, String> {
+        Command::new(&self.binary)
+            .args(["-a", "127.0.0.1", "-p", port, "--ports_file_dir"])
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("nats-server: {e}"))
+    }
+
+    /// The client URL.
+    pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Kills the server (by its pid) and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            // Killing a server that already exited fails harmlessly; wait reaps it.
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// True while the server runs.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Starts it again on the same port (retrying while the port is still held).
+    ///
+    /// # Errors
+    /// It did not come back within the limit.
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.kill();
+        let port = self.port.to_string();
+        let started = Instant::now();
+        while started.elapsed() < START_LIMIT {
+            let mut child = self.spawn(&port)?;
+            std::thread::sleep(Duration::from_millis(50));
+            let alive = matches!(child.try_wait(), Ok(None));
+            if alive && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                self.child = Some(child);
+                return Ok(());
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        Err(format!("nats-server did not restart on port {}", self.port))
     }
 }
 
 impl Drop for NatsServer {
     fn drop(&mut self) {
-        // Killing a server that already exited fails harmlessly; wait reaps it either way.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

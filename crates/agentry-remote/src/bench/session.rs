@@ -57,13 +57,13 @@ impl Session {
     pub fn start(mut server: Command, nats: Nats, workers: usize) -> Result<Session, BenchError> {
         let (nats_server, url) = match nats {
             Nats::Url(url) => (None, Some(url)),
-            Nats::Start => match NatsServer::start() {
-                Ok(s) => {
+            Nats::Start => match NatsServer::binary() {
+                Some(binary) => {
+                    let s = NatsServer::start(binary).map_err(BenchError::Setup)?;
                     let url = s.url().to_owned();
                     (Some(s), Some(url))
                 }
-                Err(BenchError::NatsUnavailable) => (None, None),
-                Err(e) => return Err(e),
+                None => (None, None),
             },
         };
         let mut child = server

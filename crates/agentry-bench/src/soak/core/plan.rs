@@ -119,7 +119,7 @@ impl CoopPlan {
                     1 => LimitPlan::Redirect,
                     _ => LimitPlan::Transform,
                 }),
-                priority: PRIORITIES[rng.below(PRIORITIES.len() as u64) as usize],
+                priority: Priority::ALL[rng.below(Priority::ALL.len() as u64) as usize],
                 disp: if one_kind {
                     coop_kind
                 } else {
@@ -134,14 +134,3 @@ impl CoopPlan {
         CoopPlan { agents }
     }
 }
-
-const PRIORITIES: [Priority; 8] = [
-    Priority::P0,
-    Priority::P1,
-    Priority::P2,
-    Priority::P3,
-    Priority::P4,
-    Priority::P5,
-    Priority::P6,
-    Priority::P7,
-];
