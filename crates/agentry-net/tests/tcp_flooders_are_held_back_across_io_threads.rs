@@ -200,17 +200,31 @@ fn flood_across_threads(framing: Framing, block: &[u8], unanswered: u64) {
         }
     }
     // 2. The client reads until the buffer is back at the low watermark: the kernel's
-    //    buffers stay about full, reading is allowed again.
+    //    buffers stay about full, reading is allowed again. `WriteLow` reaches the test
+    //    through the owner's thread: on a loaded machine it can come after the client has
+    //    read all there is, so reads wait briefly and the whole wait is bounded instead.
     let mut buf = vec![0u8; 16 * 1024];
+    s.set_read_timeout(Some(Duration::from_millis(20)))
+        .expect("timeout");
+    let started = Instant::now();
     loop {
-        let n = s.read(&mut buf).expect("the pushed bytes");
-        assert!(n > 0 && buf[..n].iter().all(|&b| b == b'p'));
         match seen.try_recv() {
             Ok(Seen::WriteLow(w)) if w.conn == conn => break,
             Ok(other) => panic!("unexpected {other:?}"),
             Err(_) => {}
         }
+        assert!(started.elapsed() < DEADLINE, "no WriteLow");
+        match s.read(&mut buf) {
+            Ok(n) => assert!(n > 0 && buf[..n].iter().all(|&b| b == b'p')),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("the pushed bytes: {e}"),
+        }
     }
+    s.set_read_timeout(Some(DEADLINE)).expect("timeout");
     // 3. The channel's thread gets busy with another agent's cross-thread messages, and the
     //    client floods.
     for _ in 0..BUSY {
