@@ -1,9 +1,11 @@
 //! Agents: objects with states that handle one message at a time.
 
+#[allow(unsafe_code)]
 pub(crate) mod cell;
 mod ctx;
 mod define;
 pub(crate) mod event_priority;
+#[allow(unsafe_code)]
 mod handlers;
 pub(crate) mod held;
 pub(crate) mod insend;

@@ -56,7 +56,7 @@ impl Kind {
     /// the timer was not cancelled meanwhile.
     pub(crate) const REVOCABLE: Kind = Kind(4);
     /// A `FINISH` that has passed its dispatcher's other queue(s) (see the finish barrier in
-    /// `disp/one_thread.rs`): run it.
+    /// `disp/engine.rs`): run it.
     pub(crate) const FINISH_NOW: Kind = Kind(3);
     /// A control demand: a supervisor's command, or the coop's start verdict (`payload` is a
     /// [`Control`](crate::agent::restart::Control), see `agent/restart.rs`).
@@ -86,10 +86,6 @@ pub(crate) struct Demand {
     /// `Some` exactly for `Kind::MESSAGE`.
     pub(crate) payload: Option<Payload>,
 }
-
-// SAFETY: `slot` is an address into the agent slab, dereferenced only under the slab's ground
-// rules (by the thread running the agent's dispatcher); the payload is `Send`.
-unsafe impl Send for Demand {}
 
 impl Demand {
     #[inline]

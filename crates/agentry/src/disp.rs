@@ -23,16 +23,19 @@
 
 mod active_group;
 mod active_obj;
+mod engine;
 mod event_lanes;
+#[allow(unsafe_code)]
+pub(crate) mod execute;
 mod local_queue;
 pub mod one_thread;
 mod prio_one_thread;
 pub mod thread_pool;
-pub(crate) mod worker;
 
 pub use active_group::ActiveGroupDispatcher;
 pub use active_obj::ActiveObjDispatcher;
-pub use one_thread::Driver;
+pub use engine::Driver;
+pub(crate) use engine::serves_a_queue;
 pub use prio_one_thread::PrioOneThreadDispatcher;
 
 use crate::demand::Demand;
@@ -47,7 +50,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[derive(Clone)]
 pub(crate) enum EventQueue {
     /// A one-thread queue and the agent's lane in it (its priority on a priority dispatcher).
-    OneThread(Arc<one_thread::Queue>, u8),
+    OneThread(Arc<engine::Queue>, u8),
     Pool(Arc<thread_pool::AgentQueue>),
 }
 

@@ -85,7 +85,7 @@ pub(crate) fn mark_worker_of(env_address: usize) {
 /// True on a thread that runs agents — a dispatcher's worker or a driven dispatcher's thread,
 /// of any environment: a blocking wait there for other agents could deadlock.
 pub(crate) fn on_a_dispatcher_thread() -> bool {
-    WORKER_OF.get() != 0 || crate::disp::one_thread::serves_a_queue()
+    WORKER_OF.get() != 0 || crate::disp::serves_a_queue()
 }
 
 struct Lifecycle {

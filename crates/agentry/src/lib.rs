@@ -61,6 +61,9 @@
 
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 #![warn(missing_docs)]
+// `unsafe` is allowed only in the modules that say so where they are declared (each with
+// `#[allow(unsafe_code)]`); docs/ARCHITECTURE.md lists them.
+#![deny(unsafe_code)]
 
 /// The README's example is compiled and run as a doctest.
 #[cfg(doctest)]
@@ -82,6 +85,7 @@ struct ReadmeExample;
 #[cfg(doctest)]
 struct AgentRegisteredOnce;
 
+#[allow(unsafe_code)]
 mod sync;
 
 #[cfg(not(loom))]
@@ -115,6 +119,7 @@ mod priority;
 #[cfg(not(loom))]
 mod request;
 #[cfg(not(loom))]
+#[allow(unsafe_code)]
 mod slab;
 #[cfg(not(loom))]
 mod stats;

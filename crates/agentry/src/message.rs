@@ -5,6 +5,7 @@
 //! A *signal* is a zero-sized message type (`struct Start;`): it carries no payload, and
 //! sending one copies and allocates nothing.
 
+#[allow(unsafe_code)]
 pub(crate) mod payload;
 
 /// Why a message was not handled; reported to requesters and counted in the stats.

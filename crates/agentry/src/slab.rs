@@ -135,7 +135,28 @@ impl AgentSlot {
 }
 
 /// The address of a slot (stored flat inside demands).
-pub(crate) type SlotPtr = NonNull<AgentSlot>;
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct SlotPtr(NonNull<AgentSlot>);
+
+// SAFETY: an address; the slot behind it is dereferenced only under the slab's ground rules
+// (slots are shared: atomics, a mutex, and a body cell whose access is confined to one thread
+// by protocol). So are `AgentRef`s, `IncarnationRef`s and demands, which hold one.
+unsafe impl Send for SlotPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SlotPtr {}
+
+impl SlotPtr {
+    /// The slot.
+    ///
+    /// # Safety
+    ///
+    /// The slab the slot belongs to must be alive (slot addresses never change while it lives).
+    #[inline(always)]
+    unsafe fn as_ref<'a>(self) -> &'a AgentSlot {
+        // SAFETY: forwarded contract.
+        unsafe { self.0.as_ref() }
+    }
+}
 
 fn pack(current: u32, first: u32) -> u64 {
     (u64::from(first) << 32) | u64::from(current)
@@ -177,13 +198,6 @@ pub(crate) struct AgentRef {
     generation: u32,
 }
 
-// SAFETY: an `AgentRef` is an address plus two integers; dereferencing the slot follows the
-// slab's ground rules (slots are `Sync`: atomics, a mutex, and a body cell whose access is
-// confined to one thread by protocol).
-unsafe impl Send for AgentRef {}
-// SAFETY: as above.
-unsafe impl Sync for AgentRef {}
-
 impl AgentRef {
     pub(crate) fn id(self) -> AgentId {
         // SAFETY: slot pointers stay valid while the slab lives, and every `AgentRef` comes
@@ -204,7 +218,7 @@ impl AgentRef {
     #[cfg(test)]
     pub(crate) fn dangling() -> Self {
         AgentRef {
-            slot: NonNull::dangling(),
+            slot: SlotPtr(NonNull::dangling()),
             generation: 1,
         }
     }
@@ -212,7 +226,7 @@ impl AgentRef {
 
 impl fmt::Debug for AgentRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "AgentRef({:p}.{})", self.slot, self.generation)
+        write!(f, "AgentRef({:p}.{})", self.slot.0, self.generation)
     }
 }
 
@@ -223,12 +237,6 @@ pub(crate) struct IncarnationRef {
     slot: SlotPtr,
     generation: AtomicU32,
 }
-
-// SAFETY: as for `AgentRef`: an address and an atomic integer; the slot is dereferenced only
-// under the slab's ground rules.
-unsafe impl Send for IncarnationRef {}
-// SAFETY: as above.
-unsafe impl Sync for IncarnationRef {}
 
 impl IncarnationRef {
     pub(crate) fn new(r: AgentRef) -> Self {
@@ -414,7 +422,7 @@ impl AgentSlab {
             .expect("invariant: the segment was published above");
         let generation = current(slot.state.load(Ordering::Relaxed)).wrapping_add(1) | 1;
         let aref = AgentRef {
-            slot: NonNull::from(slot),
+            slot: SlotPtr(NonNull::from(slot)),
             generation,
         };
         let body = make(aref);

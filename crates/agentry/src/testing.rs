@@ -63,7 +63,7 @@
 //!   `max_steps` demands and deadlines: an endless message loop fails instead of hanging.
 //! - **Observed, not intercepted.** The kit sees each demand its dispatcher runs — the agent,
 //!   the message type, handled or not, the agent's state after it — through the dispatcher's
-//!   observer hook (`disp/worker.rs`), which production dispatchers compile out. Agents are
+//!   observer hook (`disp/execute.rs`), which production dispatchers compile out. Agents are
 //!   not changed for testing.
 //! - **Requests.** [`Mbox::request`](crate::Mbox::request) from the test's thread to one of
 //!   its agents is refused (`SameThread`: the thread that would wait is the one that runs

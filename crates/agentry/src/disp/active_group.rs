@@ -1,11 +1,12 @@
 //! The `active_group` dispatcher: a thread per named group of agents.
 //!
-//! Agents bound with the same group name share one one-thread dispatcher (`one_thread.rs`).
+//! Agents bound with the same group name share one one-thread dispatcher (`one_thread.rs`, on the engine of `engine.rs`).
 //! The group keeps only a weak reference to it: the leases of its agents keep the thread, so
 //! it ends when the group's last agent is gone, and a later binding to the same name starts a
 //! new one.
 
-use super::one_thread::{Core, OneThreadDispatcher, Policy};
+use super::engine::Policy;
+use super::one_thread::{Core, OneThreadDispatcher};
 use super::{BindScope, Binder, BinderKind, PreparedBinding};
 use crate::env::EnvHandle;
 use crate::error::BindError;

@@ -4,7 +4,8 @@
 //! lease is the only thing that keeps it, so the thread ends when the agent is gone (or when
 //! its coop's registration is rolled back).
 
-use super::one_thread::{OneThreadDispatcher, Policy};
+use super::engine::Policy;
+use super::one_thread::OneThreadDispatcher;
 use super::{BindScope, Binder, BinderKind, PreparedBinding};
 use crate::env::EnvHandle;
 use crate::error::BindError;

@@ -1,7 +1,7 @@
 //! Priority dispatchers on one thread (SObjectizer 5's `prio_one_thread`): agents of higher
 //! [`Priority`] are served first.
 //!
-//! The queue has one lane per priority (`one_thread.rs`, ground rules); an agent's demands go
+//! The queue has one lane per priority (`engine.rs`, ground rules); an agent's demands go
 //! to the lane of the priority it declared with [`Define::priority`](crate::Define::priority).
 //!
 //! - *Strictly ordered*: the worker always takes the next demand from the highest non-empty
@@ -14,7 +14,8 @@
 //! lane, event priorities ([`Define::event_priority`](crate::Define::event_priority)) order the
 //! demands: an agent's priority ranks first, its subscriptions' priorities second.
 
-use super::one_thread::{OneThreadDispatcher, Policy};
+use super::engine::Policy;
+use super::one_thread::OneThreadDispatcher;
 use super::{BindScope, Binder, BinderKind, PreparedBinding};
 use crate::env::EnvHandle;
 use crate::error::{BindError, BuildError};

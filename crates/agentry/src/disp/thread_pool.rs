@@ -6,7 +6,9 @@
 //! pool (`thread_pool/pool.rs`), and a worker runs up to `max_demands_at_once` of its demands
 //! before taking the next queue — the knob between fairness (small) and batching (large).
 
+#[allow(unsafe_code)]
 mod agent_queue;
+#[allow(unsafe_code)]
 mod pool;
 mod worker;
 

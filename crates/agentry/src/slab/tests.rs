@@ -162,7 +162,7 @@ impl Worker<'_> {
         unsafe { self.0.body_mut(r) }.map(|b| b.state_name().to_owned())
     }
 
-    /// Runs a message demand as `disp/worker.rs` does: the body takes it, the slot counts it.
+    /// Runs a message demand as `disp/execute.rs` does: the body takes it, the slot counts it.
     fn deliver(&self, r: AgentRef, payload: Payload) -> Option<Taken> {
         // SAFETY: as in `name`.
         let body = unsafe { self.0.body_mut(r) }?;

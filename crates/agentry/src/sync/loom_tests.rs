@@ -105,7 +105,7 @@ fn serve_one(
     let Some(q) = ready.lock().expect("ready").pop_front() else {
         return false;
     };
-    q.state.start();
+    assert!(q.state.start(), "a queue taken from `ready` is scheduled");
     assert!(
         !q.running.swap(true, Ordering::AcqRel),
         "run by two threads at once"

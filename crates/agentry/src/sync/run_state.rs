@@ -15,7 +15,8 @@
 //!   that later starts the queue, which could miss the item, stop, and strand it (loom found
 //!   this; on x86 the producer's link store may still sit in its store buffer).
 //! - The thread that takes the queue from a ready queue calls [`RunState::start`]
-//!   (`SCHEDULED → RUNNING`); it alone pops items while the queue is running.
+//!   (`SCHEDULED → RUNNING`, a compare-and-swap: it fails on a queue that is not scheduled);
+//!   it alone pops items while the queue is running.
 //! - When it finds no more items it calls [`RunState::stop`]: `RUNNING → IDLE` unless a push
 //!   happened meanwhile (`NOTIFIED → SCHEDULED`, and it must put the queue back into a ready
 //!   queue). An item whose push completed after the thread's last look is therefore either
@@ -57,13 +58,12 @@ impl RunState {
         previous == IDLE
     }
 
-    /// The queue was taken from a ready queue.
-    pub(crate) fn start(&self) {
-        let previous = self.0.swap(RUNNING, Ordering::AcqRel);
-        debug_assert_eq!(
-            previous, SCHEDULED,
-            "invariant: only a scheduled queue is started"
-        );
+    /// The queue was taken from a ready queue: `SCHEDULED → RUNNING`. False (and nothing
+    /// changed) if it was not scheduled — the caller must not take items then.
+    pub(crate) fn start(&self) -> bool {
+        self.0
+            .compare_exchange(SCHEDULED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
     /// No more items were found. True if the caller must put the queue back into a ready

@@ -352,7 +352,7 @@ impl TestEnv {
             {
                 Some(Delivery {
                     at,
-                    handled: e.outcome == crate::disp::worker::DemandOutcome::Handled,
+                    handled: e.outcome == crate::disp::execute::DemandOutcome::Handled,
                     state: e.state.clone(),
                 })
             }

@@ -1,9 +1,9 @@
 //! What the test environment learns from each demand it runs (through the dispatcher's
-//! observer hook, `disp/worker.rs`): the agent, the message type, the outcome, the agent's
+//! observer hook, `disp/execute.rs`): the agent, the message type, the outcome, the agent's
 //! state after it.
 
 use crate::agent::cell::AgentBody;
-use crate::disp::worker::{DemandOutcome, Observer};
+use crate::disp::execute::{DemandOutcome, Observer};
 use crate::ids::AgentId;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;

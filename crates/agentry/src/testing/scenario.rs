@@ -1,7 +1,7 @@
 //! Scenarios: steps, each triggered by an impact and completed by agents' reactions.
 
 use super::observer::Event;
-use crate::disp::worker::DemandOutcome;
+use crate::disp::execute::DemandOutcome;
 use crate::mbox::Mbox;
 use std::any::TypeId;
 use std::fmt;

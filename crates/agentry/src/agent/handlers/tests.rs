@@ -1,5 +1,5 @@
 //! The handler table's type-erased calls, driven through a test environment (the demand path
-//! of `agent/cell.rs` and `disp/worker.rs` on the test's thread). Also run under miri.
+//! of `agent/cell.rs` and `disp/execute.rs` on the test's thread). Also run under miri.
 
 use crate::testing::TestEnv;
 use crate::{Agent, Ctx, Define, DefineError, MultiMbox, PanicReaction, State};

@@ -6,14 +6,21 @@
 //! what is waiting into `sorted` (`disp/event_lanes.rs`), so the highest event priority runs
 //! first, and pops from there until `sorted` is empty again. A finish demand is `P0`: it runs
 //! after every raised demand pushed before it, which the move has already taken in.
+//!
+//! [`Running`] is the pool thread that holds a queue's run state, as a type: only
+//! [`AgentQueue::start`] makes one (and only on a scheduled queue), it is not `Send`, and it
+//! ends by stopping or pausing the queue. Popping and running demands are its safe methods;
+//! the `unsafe` of the pool is in this file.
 
 use super::pool::Pool;
 use crate::demand::Demand;
 use crate::disp::event_lanes::EventLanes;
+use crate::disp::execute::execute;
 use crate::slab::AgentSlab;
 use crate::sync::mpsc::{MpscQueue, SMALL_BLOCK_CAP};
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -31,12 +38,12 @@ pub(crate) struct AgentQueue {
     /// Demands taken out of `demands`, by event priority (only the thread that holds the run
     /// state touches it; allocated when the first raised demand is seen).
     sorted: UnsafeCell<Option<Box<EventLanes>>>,
-    pub(super) state: RunState,
+    state: RunState,
     pub(super) pool: Arc<Pool>,
 }
 
-// SAFETY: `sorted` is touched only by the pool thread that holds the run state (`pop`'s
-// contract) or through `&mut self`; the run state's transitions order one holder's accesses
+// SAFETY: `sorted` is touched only by the pool thread that holds the run state (through its
+// `Running`) or through `&mut self`; the run state's transitions order one holder's accesses
 // before the next one's. Everything else is `Sync` on its own.
 unsafe impl Sync for AgentQueue {}
 
@@ -69,67 +76,30 @@ impl AgentQueue {
         Ok(())
     }
 
+    /// Takes the run state of a queue taken from a ready queue; `None` if it is not
+    /// scheduled (then nothing may be taken from it).
+    pub(super) fn start(&self) -> Option<Running<'_>> {
+        self.state.start().then_some(Running {
+            queue: self,
+            _not_send: PhantomData,
+        })
+    }
+
     /// Takes every demand of a queue scheduled on a pool whose workers have left, counting
     /// each message as its agent's (`pool.rs` ground rules). The caller took the queue from a
     /// ready queue and holds the pool's `left` lock.
     pub(super) fn drain_closed(&self, slab: Option<&AgentSlab>) {
-        loop {
-            self.state.start();
-            // SAFETY: started above by the only thread taking queues from the closed pool.
-            while let Some(d) = unsafe { self.pop() } {
+        while let Some(mut running) = self.start() {
+            while let Some(d) = running.pop() {
                 match slab {
                     Some(slab) => d.discard_closed(slab, &self.pool.counters),
                     None => d.discard(&self.pool.counters),
                 }
             }
-            if !self.state.stop() {
+            if !running.stop() {
                 break;
             }
         }
-    }
-
-    /// The next demand.
-    ///
-    /// # Safety
-    ///
-    /// Only the pool thread that started this queue (`state.start()`) may call it, until it
-    /// stops or pauses it.
-    pub(super) unsafe fn pop(&self) -> Option<Demand> {
-        // SAFETY: the run state gives the calling thread `sorted` (ground rules).
-        let sorted = unsafe { &mut *self.sorted.get() };
-        let sorting = sorted.as_ref().is_some_and(|s| !s.is_empty())
-            // Relaxed: the count only picks the path; the demands synchronise through `demands`.
-            || self.raised_queued.load(Ordering::Relaxed) != 0;
-        if !sorting {
-            // SAFETY: the run state makes the calling thread the queue's only consumer.
-            return unsafe { self.take() };
-        }
-        let sorted = sorted.get_or_insert_with(Box::default);
-        for _ in 0..SORT_BATCH {
-            // SAFETY: as above.
-            match unsafe { self.take() } {
-                Some(demand) => sorted.push(demand),
-                None => break,
-            }
-        }
-        sorted.pop()
-    }
-
-    /// The next demand of the MPSC queue, counted out of `raised_queued` if raised.
-    ///
-    /// # Safety
-    ///
-    /// As [`pop`](Self::pop).
-    #[inline(always)]
-    unsafe fn take(&self) -> Option<Demand> {
-        // SAFETY: the caller is the queue's only consumer (`pop`'s contract).
-        let next = unsafe { self.demands.pop() };
-        // Looked at in place: unwrapping and re-wrapping the `Option` would copy the demand
-        // through the stack in odd-sized pieces.
-        if next.as_ref().is_some_and(|d| d.priority != 0) {
-            self.raised_queued.fetch_sub(1, Ordering::Relaxed);
-        }
-        next
     }
 
     /// True if a blocking wait on the calling thread for this queue's agents would never end.
@@ -149,5 +119,81 @@ impl Drop for AgentQueue {
         while let Some(d) = unsafe { self.demands.pop() } {
             d.discard(&self.pool.counters);
         }
+    }
+}
+
+/// The pool thread that holds a queue's run state (module docs).
+pub(super) struct Running<'q> {
+    queue: &'q AgentQueue,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Running<'_> {
+    /// The next demand.
+    pub(super) fn pop(&mut self) -> Option<Demand> {
+        let queue = self.queue;
+        // SAFETY: the run state gives this thread `sorted` (the `Sync` impl above); the borrow
+        // ends before this returns.
+        let sorted = unsafe { &mut *queue.sorted.get() };
+        let sorting = sorted.as_ref().is_some_and(|s| !s.is_empty())
+            // Relaxed: the count only picks the path; the demands synchronise through `demands`.
+            || queue.raised_queued.load(Ordering::Relaxed) != 0;
+        if !sorting {
+            return self.take();
+        }
+        let sorted = sorted.get_or_insert_with(Box::default);
+        for _ in 0..SORT_BATCH {
+            match self.take() {
+                Some(demand) => sorted.push(demand),
+                None => break,
+            }
+        }
+        sorted.pop()
+    }
+
+    /// The next demand of the MPSC queue, counted out of `raised_queued` if raised.
+    #[inline(always)]
+    fn take(&mut self) -> Option<Demand> {
+        // SAFETY: the run state makes this thread the queue's only consumer.
+        let next = unsafe { self.queue.demands.pop() };
+        // Looked at in place: unwrapping and re-wrapping the `Option` would copy the demand
+        // through the stack in odd-sized pieces.
+        if next.as_ref().is_some_and(|d| d.priority != 0) {
+            self.queue.raised_queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        next
+    }
+
+    /// Runs up to `budget` demands; returns how many ran. `slab` must be the slab of the
+    /// pool's environment (checked).
+    pub(super) fn run(&mut self, slab: &AgentSlab, budget: usize) -> usize {
+        assert!(
+            self.queue.pool.runs_agents_of(slab),
+            "invariant: a pool runs the agents of its own environment"
+        );
+        let mut ran = 0;
+        while ran < budget {
+            let Some(demand) = self.pop() else {
+                break;
+            };
+            // SAFETY: the demand came from this queue, which holds only demands of the agents
+            // bound to it (through their binding to this pool), whose slab was checked above;
+            // the run state keeps every other thread away from these agents, and a handler
+            // cannot reach this token, so the call is not re-entered.
+            unsafe { execute(demand, slab, &self.queue.pool.counters) };
+            ran += 1;
+        }
+        ran
+    }
+
+    /// No more demands were found: lets the queue go. True if the caller must put it back
+    /// into a ready queue (a demand was pushed meanwhile).
+    pub(super) fn stop(self) -> bool {
+        self.queue.state.stop()
+    }
+
+    /// The budget is used up with demands left: the caller puts the queue back.
+    pub(super) fn pause(self) {
+        self.queue.state.pause();
     }
 }

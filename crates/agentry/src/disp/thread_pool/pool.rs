@@ -77,6 +77,11 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
+    /// True if `slab` holds the agents of the pool's environment.
+    pub(super) fn runs_agents_of(&self, slab: &AgentSlab) -> bool {
+        std::ptr::eq(self.slab.as_ptr(), slab)
+    }
+
     pub(super) fn new(
         name: String,
         env: usize,

@@ -4,7 +4,7 @@
 //! run (their agent reference dangles); pools running real agents are tested in
 //! `disp/tests.rs`. Both run under miri.
 
-use super::agent_queue::AgentQueue;
+use super::agent_queue::{AgentQueue, Running};
 use super::pool::Pool;
 use crate::demand::{Demand, LimitSlot};
 use crate::ids::MboxId;
@@ -50,17 +50,14 @@ fn pool() -> Arc<Pool> {
     Arc::new(pool)
 }
 
-/// Takes the queue the pool scheduled and starts it, as a worker does.
-fn start(pool: &Pool) -> Arc<AgentQueue> {
-    let queue = pool.find_work(0).expect("scheduled");
-    queue.state.start();
-    queue
+/// Takes the queue the pool scheduled, as a worker does.
+fn take(pool: &Pool) -> Arc<AgentQueue> {
+    pool.find_work(0).expect("scheduled")
 }
 
 /// Pops as the worker that started the queue.
-fn pop(queue: &AgentQueue) -> Option<(u32, u8)> {
-    // SAFETY: the test thread started the queue (`start`) and has not stopped it.
-    unsafe { queue.pop() }.map(number)
+fn pop(running: &mut Running<'_>) -> Option<(u32, u8)> {
+    running.pop().map(number)
 }
 
 #[test]
@@ -81,10 +78,16 @@ fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once(
         .join()
         .expect("sender");
     }
-    let running = start(&pool);
-    assert!(Arc::ptr_eq(&running, &queue));
+    let taken = take(&pool);
+    assert!(Arc::ptr_eq(&taken, &queue));
+    let mut running = taken.start().expect("scheduled");
+    assert!(queue.start().is_none(), "one thread runs a queue at a time");
     for n in 0..N / 2 {
-        assert_eq!(pop(&queue), Some((n, 0)), "FIFO while nothing is raised");
+        assert_eq!(
+            pop(&mut running),
+            Some((n, 0)),
+            "FIFO while nothing is raised"
+        );
     }
     // A raised demand behind the rest: sorting starts, and it overtakes what waits.
     queue.push(demand(1_000_000, 3, &marker)).expect("open");
@@ -93,19 +96,20 @@ fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once(
         pool.find_work(0).is_none(),
         "a running queue is not scheduled again"
     );
-    assert_eq!(pop(&queue), Some((1_000_001, 7)));
-    assert_eq!(pop(&queue), Some((1_000_000, 3)));
-    assert_eq!(pop(&queue), Some((N / 2, 0)));
+    assert_eq!(pop(&mut running), Some((1_000_001, 7)));
+    assert_eq!(pop(&mut running), Some((1_000_000, 3)));
+    assert_eq!(pop(&mut running), Some((N / 2, 0)));
     // Stop with demands left: the queue is put back for a worker.
-    assert!(queue.state.stop(), "notified while running");
+    assert!(running.stop(), "notified while running");
     pool.reschedule_local(Arc::clone(&queue));
-    let again = start(&pool);
+    let again = take(&pool);
     assert!(Arc::ptr_eq(&again, &queue));
-    assert_eq!(pop(&queue), Some((N / 2 + 1, 0)));
+    let mut running = again.start().expect("scheduled again");
+    assert_eq!(pop(&mut running), Some((N / 2 + 1, 0)));
     // Budget used up: paused and put back; a push meanwhile does not schedule it twice.
-    queue.state.pause();
+    running.pause();
     pool.reschedule_local(Arc::clone(&queue));
-    drop((running, again));
+    drop((taken, again));
     queue.push(demand(2_000_000, 0, &marker)).expect("open");
     let scheduled = pool.find_work(0).expect("put back once");
     assert!(pool.find_work(0).is_none());

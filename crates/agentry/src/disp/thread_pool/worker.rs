@@ -3,7 +3,6 @@
 
 use super::agent_queue::AgentQueue;
 use super::pool::Pool;
-use crate::disp::worker::execute;
 use crate::slab::AgentSlab;
 use crossbeam_deque::Worker;
 use crossbeam_utils::Backoff;
@@ -56,26 +55,17 @@ pub(super) fn run(
 
 /// Runs one agent queue: at most `max_demands_at_once` demands, then puts it back if needed.
 fn run_queue(pool: &Pool, index: usize, queue: Arc<AgentQueue>, slab: &AgentSlab) {
-    queue.state.start();
+    let mut running = queue
+        .start()
+        .expect("invariant: a queue taken from a ready queue is scheduled");
     pool.set_running(Some(&queue));
-    let mut handled = 0;
-    while handled < pool.max_demands_at_once {
-        // SAFETY: this thread started the queue: it is its only consumer until stop/pause.
-        let Some(demand) = (unsafe { queue.pop() }) else {
-            break;
-        };
-        // SAFETY: this thread serves the pool the queue belongs to (demands reach a queue only
-        // through its agent's binding to this pool), and the run state keeps every other
-        // thread of the pool away from this queue's agents.
-        unsafe { execute(demand, slab, &pool.counters) };
-        handled += 1;
-    }
+    let handled = running.run(slab, pool.max_demands_at_once);
     pool.set_running(None);
     pool.count_handled(index, handled as u64);
     if handled == pool.max_demands_at_once {
-        queue.state.pause();
+        running.pause();
         pool.reschedule_local(queue);
-    } else if queue.state.stop() {
+    } else if running.stop() {
         pool.reschedule_local(queue);
     }
 }

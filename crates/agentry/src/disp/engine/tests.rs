@@ -1,9 +1,10 @@
-//! The queue's two parts without a worker thread: the worker's local part (reached through
-//! `SERVED_QUEUE`), the cross-thread part, moving between them, and what the queue drops.
+//! The queue's two parts without a worker thread: the server's local part (the test thread
+//! claims the server), the cross-thread part, moving between them, and what the queue drops.
 //! Demands here never run (their agent reference dangles); the dispatchers running real agents
 //! are tested in `disp/tests.rs`. Both run under miri.
 
-use super::{Lane, Policy, Queue, SERVED_QUEUE, Worker};
+use super::queue::{Policy, Queue};
+use super::server::Server;
 use crate::Env;
 use crate::demand::{Demand, LimitSlot};
 use crate::ids::MboxId;
@@ -37,19 +38,6 @@ fn push_from_another_thread(queue: &Arc<Queue>, lane: u8, n: usize, marker: &Arc
     .expect("sender");
 }
 
-/// Makes the test thread the queue's worker for `f` (the local part), as `run` does.
-fn as_worker<R>(queue: &Queue, f: impl FnOnce() -> R) -> R {
-    SERVED_QUEUE.set(queue.address());
-    let r = f();
-    SERVED_QUEUE.set(0);
-    r
-}
-
-fn local_len(lane: &Lane) -> usize {
-    // SAFETY: the test thread is the queue's only consumer and holds no other borrow.
-    unsafe { (*lane.local.get()).len() }
-}
-
 #[test]
 fn demands_wait_in_both_parts_and_the_dropped_queue_discards_each_once() {
     const N: usize = if cfg!(miri) { 40 } else { 1_000 };
@@ -60,32 +48,40 @@ fn demands_wait_in_both_parts_and_the_dropped_queue_discards_each_once() {
         let queue = Arc::new(Queue::new(inner, "t".into(), policy, Parker::new()));
         let lanes = queue.lanes.len() as u8;
         push_from_another_thread(&queue, lanes - 1, N, &marker);
-        as_worker(&queue, || {
+        {
+            let mut server =
+                Server::claim(Arc::clone(&queue)).expect("the test thread serves no queue");
+            assert!(queue.is_served_by_current_thread());
+            assert!(
+                Server::claim(Arc::clone(&queue)).is_none(),
+                "one server per thread and per queue"
+            );
             for i in 0..N {
                 queue
                     .push(demand(0, &marker), i as u8 % lanes)
                     .expect("open");
             }
-            let mut worker = Worker {
-                queue: &queue,
-                slab: &inner.slab,
-                handled: 0,
-            };
-            worker.publish();
+            server.publish();
             assert_eq!(queue.queued(), 2 * N);
-            assert!(!queue.nothing_queued());
+            assert!(!server.nothing_queued());
             // A raised demand switches to sorting: the cross-thread part moves into the local
-            // one (what a prioritised worker does before it serves).
+            // one (what a prioritised server does before it serves).
             queue.push(demand(5, &marker), 0).expect("open");
             assert!(queue.raised());
-            assert!(worker.pull_remote(), "the other thread's demands");
-            while worker.pull_remote() {}
-            worker.publish();
-            assert_eq!(queue.lanes.iter().map(local_len).sum::<usize>(), 2 * N + 1);
+            assert!(server.pull_remote(), "the other thread's demands");
+            while server.pull_remote() {}
+            server.publish();
+            assert_eq!(queue.queued(), 2 * N + 1, "all in the local parts now");
             if lanes > 1 {
-                assert_eq!(worker.highest_ready(), Some(usize::from(lanes) - 1));
+                assert_eq!(server.highest_ready(), Some(usize::from(lanes) - 1));
             }
-        });
+            // Dropped without leaving (only a test does that): the queue keeps the demands.
+        }
+        assert!(!queue.is_served_by_current_thread());
+        assert!(
+            Server::claim(Arc::clone(&queue)).is_none(),
+            "a queue never gets a second server"
+        );
         // More from another thread, left in the cross-thread part; then closing refuses.
         push_from_another_thread(&queue, 0, N, &marker);
         queue.close();
