@@ -18,6 +18,7 @@ mod sched;
 mod send;
 mod send_process;
 pub(crate) mod skynet;
+mod spawn;
 mod state_change;
 pub(crate) mod support;
 mod tcp_echo;
@@ -42,6 +43,7 @@ pub static BENCHES: &[BenchDef] = &[
     ring::BENCH,
     pingpong::BENCH,
     skynet::BENCH,
+    spawn::BENCH,
     ttl::BENCH,
     fan_in::BENCH,
     sched::BENCH,

@@ -2,7 +2,9 @@
 //! parents sum and deregister their finished child coop; the root checks the total
 //! (499,999,500,000 for D = 6). Wall time until the root has the sum, and peak RSS. On the
 //! default `one_thread` dispatcher, and on a `thread_pool` of 2 threads (every coop of the
-//! tree bound to the pool).
+//! tree bound to the pool). Two shapes: a node registers its ten children as one child coop
+//! (`coops`), or starts each with `Ctx::spawn` and every node stops itself once it has
+//! reported (`spawn`, the shape of the classic Go and Erlang versions).
 
 use super::support::{Finish, Placement, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
@@ -31,7 +33,17 @@ struct Node {
     sum: u64,
     received: u32,
     children: Option<CoopId>,
+    shape: Shape,
     root: Arc<Root>,
+}
+
+/// How a node starts its children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// One child coop of ten agents, deregistered by the node once it has their sums.
+    Coops,
+    /// Ten `Ctx::spawn`s; each node stops itself once it has sent its sum.
+    Spawn,
 }
 
 impl Agent for Node {
@@ -45,25 +57,40 @@ impl Agent for Node {
             if let Some(parent) = &self.parent {
                 parent.send(Sum(self.num));
             }
+            if self.shape == Shape::Spawn {
+                ctx.stop_self();
+            }
             return Ok(());
         }
-        // Children run on this node's dispatcher (`Ctx::child_coop`).
-        let mut coop = ctx.child_coop();
-        for i in 0..10 {
-            coop.add(Node {
-                depth: self.depth - 1,
-                num: self.num * 10 + i,
-                parent: Some(ctx.mbox().clone()),
-                sum: 0,
-                received: 0,
-                children: None,
-                root: Arc::clone(&self.root),
-            });
+        let child = |i| Node {
+            depth: self.depth - 1,
+            num: self.num * 10 + i,
+            parent: Some(ctx.mbox().clone()),
+            sum: 0,
+            received: 0,
+            children: None,
+            shape: self.shape,
+            root: Arc::clone(&self.root),
+        };
+        // Children run on this node's dispatcher (`Ctx::child_coop`, `Ctx::spawn`).
+        match self.shape {
+            Shape::Coops => {
+                let mut coop = ctx.child_coop();
+                for i in 0..10 {
+                    coop.add(child(i));
+                }
+                self.children = Some(
+                    ctx.register_coop(coop)
+                        .expect("invariant: the parent coop is alive"),
+                );
+            }
+            Shape::Spawn => {
+                for i in 0..10 {
+                    ctx.spawn(child(i))
+                        .expect("invariant: the parent coop is alive");
+                }
+            }
         }
-        self.children = Some(
-            ctx.register_coop(coop)
-                .expect("invariant: the parent coop is alive"),
-        );
         Ok(())
     }
 }
@@ -79,7 +106,12 @@ impl Node {
             let _ = ctx.env().deregister_coop(children, DeregReason::Normal);
         }
         match &self.parent {
-            Some(parent) => parent.send(Sum(self.sum)),
+            Some(parent) => {
+                parent.send(Sum(self.sum));
+                if self.shape == Shape::Spawn {
+                    ctx.stop_self();
+                }
+            }
             None => {
                 self.root.total.set(self.sum);
                 if self.root.finish.arrive() {
@@ -95,18 +127,28 @@ const POOL_THREADS: usize = 2;
 
 fn cases(scale: Scale) -> Vec<Case> {
     let depth = scale.pick(2u32, 5, 6);
-    [Placement::OneThread, Placement::ThreadPool(POOL_THREADS)]
+    [Shape::Coops, Shape::Spawn]
         .into_iter()
-        .map(|placement| skynet_case(placement, depth))
+        .flat_map(|shape| {
+            [Placement::OneThread, Placement::ThreadPool(POOL_THREADS)]
+                .into_iter()
+                .map(move |placement| skynet_case(placement, depth, shape))
+        })
         .collect()
 }
 
-fn skynet_case(placement: Placement, depth: u32) -> Case {
+fn skynet_case(placement: Placement, depth: u32, shape: Shape) -> Case {
     let leaves = 10u64.pow(depth);
     let agents = skynet_agents(depth);
+    let shape_label = match shape {
+        Shape::Coops => "",
+        Shape::Spawn => " spawn",
+    };
     let label = match placement {
-        Placement::ThreadPool(threads) => format!("thread_pool T={threads} leaves={leaves}"),
-        _ => format!("{} leaves={leaves}", placement.label()),
+        Placement::ThreadPool(threads) => {
+            format!("thread_pool T={threads}{shape_label} leaves={leaves}")
+        }
+        _ => format!("{}{shape_label} leaves={leaves}", placement.label()),
     };
     Case::builder(label)
         .dispatcher(placement.label())
@@ -116,7 +158,7 @@ fn skynet_case(placement: Placement, depth: u32) -> Case {
         .phase(PhaseSpec::agents("skynet"))
         .memory()
         .runner(move || {
-            let wall = run_skynet(depth, placement)?;
+            let wall = run_skynet(depth, placement, shape)?;
             Ok(Sample::new().phase("skynet", wall, agents))
         })
 }
@@ -128,7 +170,11 @@ pub(crate) fn skynet_agents(depth: u32) -> u64 {
 
 /// Runs the tree of depth `depth` with every coop bound by `placement`; returns the time from
 /// the root's registration until it has the sum, which it verifies.
-pub(crate) fn run_skynet(depth: u32, placement: Placement) -> Result<Duration, BenchError> {
+pub(crate) fn run_skynet(
+    depth: u32,
+    placement: Placement,
+    shape: Shape,
+) -> Result<Duration, BenchError> {
     let env = env()?;
     let binder = placement.binders(env.handle())?.of(0, 1).clone();
     let root = Arc::new(Root {
@@ -142,6 +188,7 @@ pub(crate) fn run_skynet(depth: u32, placement: Placement) -> Result<Duration, B
         sum: 0,
         received: 0,
         children: None,
+        shape,
         root: Arc::clone(&root),
     };
     let mut coop = env.handle().new_coop();

@@ -8,7 +8,7 @@ use super::{Runtime, Workload};
 use crate::benches::fan_in::run_fan_in;
 use crate::benches::pingpong::run_pingpong;
 use crate::benches::ring::run_ring;
-use crate::benches::skynet::run_skynet;
+use crate::benches::skynet::{Shape, run_skynet};
 use crate::benches::support::Placement;
 use crate::benches::ttl::{Layout, run_ttl};
 use crate::harness::BenchError;
@@ -23,7 +23,7 @@ pub(crate) fn run(workload: Workload, runtime: Runtime) -> Result<Duration, Benc
         Workload::Ring { n, m } => run_ring(n, m, placement).map(|run| run.ring),
         Workload::Ttl(params) => run_ttl(params, Layout::Objects(placement)),
         Workload::Pingpong { rounds } => run_pingpong(rounds, placement),
-        Workload::Skynet { depth } => run_skynet(depth, placement),
+        Workload::Skynet { depth } => run_skynet(depth, placement, Shape::Coops),
         Workload::FanIn {
             senders,
             per_sender,

@@ -122,6 +122,25 @@ impl<A: Agent> Ctx<A> {
         coop
     }
 
+    /// Starts `agent` alone in a new child coop of this agent's coop, on this agent's
+    /// dispatcher, and returns its mbox: [`child_coop`](Self::child_coop), [`Coop::add`] and
+    /// [`register_coop`](Self::register_coop) in one call, for the common case of one child.
+    ///
+    /// The child is an agent like any other: its id is generational, it finishes exactly
+    /// once, it is deregistered before this agent's coop finishes (children first), its
+    /// panics follow the panic reaction its coop inherits from this one, and when it stops
+    /// itself ([`stop_self`](Self::stop_self)) its coop ends with it. As for any coop
+    /// registered from a handler, a failed `on_start` is reported as its coop's
+    /// deregistration ([`DeregReason::StartFailed`]); what fails before the start is a typed
+    /// [`RegisterError`] here (e.g. [`RegisterError::ParentDeregistering`] once this agent's
+    /// coop is leaving). Use a [`Coop`] to start several agents as one transaction.
+    pub fn spawn<B: Agent>(&self, agent: B) -> Result<Mbox, RegisterError> {
+        let mut coop = self.child_coop();
+        let mbox = coop.add(agent);
+        self.register_coop(coop)?;
+        Ok(mbox)
+    }
+
     /// The binder this agent was bound with: its dispatcher, for agents it starts.
     pub fn binder(&self) -> &Binder {
         &self.binder

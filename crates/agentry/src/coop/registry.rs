@@ -20,7 +20,7 @@ use crate::mbox::Mbox;
 use crate::supervision::SupervisorShared;
 use crate::watch::table::WatchTable;
 use crate::watch::{ExitReason, Terminated, WatchTarget};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 enum Status {
@@ -33,7 +33,9 @@ enum Status {
 
 struct Entry {
     parent: Option<CoopId>,
-    children: Vec<CoopId>,
+    /// A set: a coop may have many children (an acceptor, a hub), each removed on its own as
+    /// it finishes.
+    children: HashSet<CoopId>,
     agents: Vec<Arc<AgentShared>>,
     live_agents: usize,
     status: Status,
@@ -162,14 +164,14 @@ impl Registry {
             if !matches!(parent_entry.status, Status::Registered) {
                 return Err(RegisterError::ParentDeregistering(p));
             }
-            parent_entry.children.push(id);
+            parent_entry.children.insert(id);
         }
         let live_agents = agents.len();
         self.coops.insert(
             id,
             Entry {
                 parent,
-                children: Vec::new(),
+                children: HashSet::new(),
                 agents,
                 live_agents,
                 status: Status::Registered,
@@ -297,7 +299,7 @@ impl Registry {
             let Some(pe) = self.coops.get_mut(&p) else {
                 continue;
             };
-            pe.children.retain(|&child| child != c);
+            pe.children.remove(&c);
             let waiting = matches!(
                 pe.status,
                 Status::Deregistering {
