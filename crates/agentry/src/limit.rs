@@ -150,8 +150,12 @@ impl LimitEntry {
         match reaction {
             Overload::Drop => {
                 counters.limit_dropped.fetch_add(1, Ordering::Relaxed);
-                agent.stats.limit_dropped.fetch_add(1, Ordering::Relaxed);
-                agent.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                agent
+                    .stats
+                    .rare()
+                    .limit_dropped
+                    .fetch_add(1, Ordering::Relaxed);
+                agent.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
                 self.trace(agent, Outcome::Dropped(DropReason::Overloaded));
                 Err(Refused::Overloaded(message))
             }
@@ -172,7 +176,11 @@ impl LimitEntry {
                 match one_level_deeper(|| to.send(message.take().expect("invariant: taken once"))) {
                     Some(()) => {
                         counters.limit_redirected.fetch_add(1, Ordering::Relaxed);
-                        agent.stats.redirected.fetch_add(1, Ordering::Relaxed);
+                        agent
+                            .stats
+                            .rare()
+                            .redirected
+                            .fetch_add(1, Ordering::Relaxed);
                         self.trace(agent, Outcome::Redirected);
                         Ok(())
                     }
@@ -193,8 +201,8 @@ impl LimitEntry {
                 match one_level_deeper(transform) {
                     Some(()) if panicked => {
                         counters.panics.fetch_add(1, Ordering::Relaxed);
-                        agent.stats.panics.fetch_add(1, Ordering::Relaxed);
-                        agent.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                        agent.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
+                        agent.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
                         self.trace(agent, Outcome::Dropped(DropReason::TransformPanicked));
                         tracing::error!(
                             message = self.type_name,
@@ -204,7 +212,11 @@ impl LimitEntry {
                     }
                     Some(()) => {
                         counters.limit_transformed.fetch_add(1, Ordering::Relaxed);
-                        agent.stats.redirected.fetch_add(1, Ordering::Relaxed);
+                        agent
+                            .stats
+                            .rare()
+                            .redirected
+                            .fetch_add(1, Ordering::Relaxed);
                         self.trace(agent, Outcome::Transformed);
                         Ok(())
                     }
@@ -219,8 +231,12 @@ impl LimitEntry {
             .counters
             .redirect_loops
             .fetch_add(1, Ordering::Relaxed);
-        agent.stats.limit_dropped.fetch_add(1, Ordering::Relaxed);
-        agent.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        agent
+            .stats
+            .rare()
+            .limit_dropped
+            .fetch_add(1, Ordering::Relaxed);
+        agent.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
         self.trace(agent, Outcome::Dropped(DropReason::RedirectLoop));
         tracing::warn!(
             message = self.type_name,

@@ -1,7 +1,7 @@
 //! Counters: what was handled, refused, dropped, and why. Every message that is not handled
 //! shows up in exactly one of these counters.
 
-use crate::agent::shared::AgentCounters;
+use crate::agent::shared::{AgentCounters, RareCounters};
 use crate::trace::{TraceRecord, TraceSink};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -205,21 +205,22 @@ impl<T> From<Option<T>> for Tracked<T> {
 impl AgentStats {
     pub(crate) fn read(c: &AgentCounters) -> Self {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let rare = |f: fn(&RareCounters) -> &AtomicU64| c.rare_if_any().map_or(0, |x| r(f(x)));
         AgentStats {
             handled: r(&c.handled),
             unhandled: r(&c.unhandled),
-            insend_handled: r(&c.insend_handled),
-            refused: r(&c.refused),
-            limit_dropped: r(&c.limit_dropped),
-            redirected: r(&c.redirected),
-            panics: r(&c.panics),
-            dropped: r(&c.dropped),
-            restarts: r(&c.restarts),
+            insend_handled: rare(|x| &x.insend_handled),
+            refused: rare(|x| &x.refused),
+            limit_dropped: rare(|x| &x.limit_dropped),
+            redirected: rare(|x| &x.redirected),
+            panics: rare(|x| &x.panics),
+            dropped: rare(|x| &x.dropped),
+            restarts: rare(|x| &x.restarts),
             queue_depth: Tracked::NotTracked,
             handler_time: c
-                .timed
-                .load(Ordering::Relaxed)
-                .then(|| Duration::from_nanos(r(&c.handler_ns)))
+                .rare_if_any()
+                .filter(|x| x.timed.load(Ordering::Relaxed))
+                .map(|x| Duration::from_nanos(r(&x.handler_ns)))
                 .into(),
         }
     }

@@ -301,7 +301,11 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
         let mut observe = attach.observe;
         observe.time_handlers |= time_handlers;
         if observe.time_handlers {
-            me.shared().stats.timed.store(true, Ordering::Relaxed);
+            me.shared()
+                .stats
+                .rare()
+                .timed
+                .store(true, Ordering::Relaxed);
         }
         let mut gate = NOT_STARTED;
         if layout.states.has_time_limits() {
@@ -310,6 +314,15 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
         if observe.any() {
             gate |= OBSERVED;
         }
+        let extras = (layout.states.has_time_limits() || !attach.multi.is_empty() || observe.any())
+            .then(|| {
+                Box::new(Extras {
+                    limit_epoch: 0,
+                    limit_timers: Vec::new(),
+                    multi: attach.multi,
+                    observe,
+                })
+            });
         Box::new(AgentCell {
             agent,
             ctx: Ctx {
@@ -326,14 +339,11 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 _agent: PhantomData,
             },
             gate,
-            limit_epoch: 0,
-            limit_timers: Vec::new(),
             handlers,
             hooks,
             initial,
-            multi: attach.multi,
+            extras,
             panic_reaction: attach.panic_reaction,
-            observe,
             restart,
             lease: attach.lease,
             starting: Starting::Pending(attach.start),
@@ -416,11 +426,9 @@ struct AgentCell<A: Agent> {
     initial: State,
     /// Ground rules: zero on the hot path.
     gate: u8,
-    limit_epoch: u64,
-    limit_timers: Vec<ActiveLimit>,
-    multi: Vec<(MultiMbox, TypeId)>,
+    /// What few agents use (`None` for most: it keeps the cell small).
+    extras: Option<Box<Extras>>,
     panic_reaction: PanicReaction,
-    observe: Observe,
     /// A supervised agent's factory and deferred messages.
     restart: Option<Box<Restartable<A>>>,
     lease: Lease,
@@ -433,6 +441,26 @@ struct AgentCell<A: Agent> {
     /// Why the messages a stopped agent takes are dropped (`STOPPED`).
     stopped: DropReason,
 }
+
+/// The parts of a cell that only some agents use: state time limits, multi-mbox
+/// subscriptions, observation. Boxed in the cell, made at registration for the agents that
+/// have any (an agent whose layout has no time limit, that subscribes to no multi mbox and is
+/// not observed has none).
+#[derive(Default)]
+struct Extras {
+    /// Visits of time-limited states so far (a stale expiry of an earlier visit is ignored).
+    limit_epoch: u64,
+    limit_timers: Vec<ActiveLimit>,
+    multi: Vec<(MultiMbox, TypeId)>,
+    observe: Observe,
+}
+
+/// The observation of an agent without extras: none.
+const UNOBSERVED: Observe = Observe {
+    trace: None,
+    time_handlers: false,
+    spans: false,
+};
 
 impl<A: Agent> AgentCell<A> {
     fn shared(&self) -> &Arc<AgentShared> {
@@ -557,7 +585,9 @@ impl<A: Agent> AgentCell<A> {
         let message = payload.type_name();
         let message_type = payload.type_id();
         let state = self.ctx.state;
-        let span = self.observe.spans.then(|| {
+        let observe = self.extras.as_ref().map_or(&UNOBSERVED, |x| &x.observe);
+        let (spans, time_handlers) = (observe.spans, observe.time_handlers);
+        let span = spans.then(|| {
             tracing::debug_span!(
                 target: "agentry::delivery",
                 "handle",
@@ -568,11 +598,11 @@ impl<A: Agent> AgentCell<A> {
             )
             .entered()
         });
-        let started = self.observe.time_handlers.then(Instant::now);
+        let started = time_handlers.then(Instant::now);
         let dispatched = self.dispatch(source, payload, limit);
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            let total = &self.shared().stats.handler_ns;
+            let total = &self.shared().stats.rare().handler_ns;
             // Single writer (this agent's worker): no locked instruction.
             total.store(
                 total.load(Ordering::Relaxed).saturating_add(took),
@@ -580,7 +610,7 @@ impl<A: Agent> AgentCell<A> {
             );
         }
         drop(span);
-        if let Some(sink) = &self.observe.trace {
+        if let Some(sink) = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref()) {
             sink.emit(&TraceRecord {
                 agent: Some(self.ctx.id),
                 agent_type: Some(self.shared().agent_type),
@@ -680,7 +710,7 @@ impl<A: Agent> AgentCell<A> {
 
     fn count_panic(&self) {
         let shared = self.shared();
-        shared.stats.panics.fetch_add(1, Ordering::Relaxed);
+        shared.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
         shared.counters.panics.fetch_add(1, Ordering::Relaxed);
         tracing::error!(
             agent = %self.ctx.id,
@@ -736,7 +766,9 @@ impl<A: Agent> AgentCell<A> {
     /// Leaves state `s`: cancels its time limit and runs its on_exit hook. False if the hook
     /// panicked.
     fn leave(&mut self, s: State) -> bool {
-        self.limit_timers.retain(|limit| limit.state != s);
+        if let Some(x) = &mut self.extras {
+            x.limit_timers.retain(|limit| limit.state != s);
+        }
         match self.ctx.layout.states.on_exit(s) {
             Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]).is_ok(),
             None => true,
@@ -748,15 +780,14 @@ impl<A: Agent> AgentCell<A> {
     fn enter(&mut self, s: State) -> Result<(), String> {
         self.ctx.state = s;
         if let Some((limit, _)) = self.ctx.layout.states.time_limit(s) {
-            self.limit_epoch += 1;
-            let expired = TimeLimitExpired {
-                state: s,
-                epoch: self.limit_epoch,
-            };
+            let x = self.extras.get_or_insert_with(Box::default);
+            x.limit_epoch += 1;
+            let epoch = x.limit_epoch;
+            let expired = TimeLimitExpired { state: s, epoch };
             let timer = self.ctx.send_delayed(&self.ctx.mbox, limit, expired);
-            self.limit_timers.push(ActiveLimit {
+            x.limit_timers.push(ActiveLimit {
                 state: s,
-                epoch: self.limit_epoch,
+                epoch,
                 _timer: timer,
             });
         }
@@ -797,14 +828,17 @@ impl<A: Agent> AgentCell<A> {
     /// A state's time limit expired: switch to its target if the agent is still in that very
     /// visit of the state (not if it left, or left and came back).
     fn on_time_limit(&mut self, TimeLimitExpired { state, epoch }: TimeLimitExpired) {
-        let Some(pos) = self
+        let Some(x) = &mut self.extras else {
+            return;
+        };
+        let Some(pos) = x
             .limit_timers
             .iter()
             .position(|l| l.state == state && l.epoch == epoch)
         else {
             return;
         };
-        self.limit_timers.swap_remove(pos);
+        x.limit_timers.swap_remove(pos);
         if let Some((_, then)) = self.ctx.layout.states.time_limit(state) {
             self.run_transition(then);
         }
@@ -983,7 +1017,9 @@ impl<A: Agent> AgentCell<A> {
 
     /// Ends the agent's multi-mbox subscriptions.
     fn unsubscribe(&mut self) {
-        unsubscribe(self.ctx.mbox.id(), std::mem::take(&mut self.multi));
+        if let Some(x) = &mut self.extras {
+            unsubscribe(self.ctx.mbox.id(), std::mem::take(&mut x.multi));
+        }
     }
 
     /// A supervisor's `Stop`: this incarnation ends, the slot moves on to the next one (a new
@@ -1005,14 +1041,15 @@ impl<A: Agent> AgentCell<A> {
             ctx,
             restart,
             lease,
-            observe,
-            multi,
+            extras,
             ..
         } = self;
+        let (observe, multi) = extras.map_or_else(Default::default, |x| (x.observe, x.multi));
         if catch_unwind(AssertUnwindSafe(move || drop(agent))).is_err() {
             ctx.mbox
                 .shared()
                 .stats
+                .rare()
                 .panics
                 .fetch_add(1, Ordering::Relaxed);
             ctx.mbox

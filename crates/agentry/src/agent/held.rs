@@ -134,7 +134,7 @@ pub(crate) fn revoked(
     if let Some(b) = shared.binding() {
         b.limits.release(limit);
     }
-    shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
+    shared.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
     shared.counters.trace(|| TraceRecord {
         agent: Some(id),
         agent_type: Some(shared.agent_type),

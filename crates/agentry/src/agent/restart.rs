@@ -290,7 +290,7 @@ impl<A: Agent> Suspended<A> {
             observe,
             start: StartTicket::Restart,
         });
-        shared.stats.restarts.fetch_add(1, Ordering::Relaxed);
+        shared.stats.rare().restarts.fetch_add(1, Ordering::Relaxed);
         shared.counters.restarts.fetch_add(1, Ordering::Relaxed);
         body.on_start();
         replay(&mut *body, &shared, deferred, cx);

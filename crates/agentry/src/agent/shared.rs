@@ -76,13 +76,22 @@ impl TypeRules {
 /// Per-agent counters, readable from any thread.
 ///
 /// While the agent lives, `handled` and `unhandled` are counted in its slot (the line its
-/// worker touches anyway, see `slab.rs`); they are copied here when it leaves.
+/// worker touches anyway, see `slab.rs`); they are copied here when it leaves. The others
+/// count what most agents never see (refusals, drops, panics, insend handlers, restarts,
+/// handler time): they live in a box made by the first count, so an agent that never needs
+/// them does not carry them.
 #[derive(Default)]
 pub(crate) struct AgentCounters {
     /// Final count, published when the agent leaves.
     pub(crate) handled: AtomicU64,
     /// Final count, published when the agent leaves.
     pub(crate) unhandled: AtomicU64,
+    rare: OnceLock<Box<RareCounters>>,
+}
+
+/// The counters of [`AgentCounters`] that most agents never touch.
+#[derive(Default)]
+pub(crate) struct RareCounters {
     pub(crate) insend_handled: AtomicU64,
     pub(crate) refused: AtomicU64,
     pub(crate) limit_dropped: AtomicU64,
@@ -94,6 +103,19 @@ pub(crate) struct AgentCounters {
     pub(crate) timed: AtomicBool,
     /// Written by its worker only.
     pub(crate) handler_ns: AtomicU64,
+}
+
+impl AgentCounters {
+    /// The rare counters, made on first use (any thread).
+    #[inline]
+    pub(crate) fn rare(&self) -> &RareCounters {
+        self.rare.get_or_init(Box::default)
+    }
+
+    /// The rare counters if any was counted yet.
+    pub(crate) fn rare_if_any(&self) -> Option<&RareCounters> {
+        self.rare.get().map(|r| &**r)
+    }
 }
 
 /// When the last holder of the agent's mbox lets go, nobody can read its counters any more:
@@ -287,9 +309,12 @@ impl AgentShared {
             });
         }
         // A panicking insend handler took the message too (as a panicking queued handler does).
-        self.stats.insend_handled.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .rare()
+            .insend_handled
+            .fetch_add(1, Ordering::Relaxed);
         if !ok {
-            self.stats.panics.fetch_add(1, Ordering::Relaxed);
+            self.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
             self.counters.panics.fetch_add(1, Ordering::Relaxed);
             tracing::error!(agent = %id, agent_type = self.agent_type, "insend handler panicked");
             match (&b.supervisor, b.panic_reaction) {
@@ -310,22 +335,22 @@ impl AgentShared {
     #[inline(never)]
     pub(crate) fn revoked_insend<P: 'static>(&self, source: MboxId) {
         self.counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
-        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
         self.trace_drop::<P>(source, DropReason::TimerRevoked);
     }
 
     /// Counts a message for this agent that it will not handle because it is not running:
     /// `dead_letters`, and its `refused` and `dropped`.
     pub(crate) fn count_not_running(&self) {
-        self.stats.refused.fetch_add(1, Ordering::Relaxed);
-        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.stats.rare().refused.fetch_add(1, Ordering::Relaxed);
+        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
         self.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a message for this agent that its dispatcher dropped as it shut down:
     /// `dropped_on_shutdown`, and its `dropped`.
     pub(crate) fn count_dropped_on_shutdown(&self) {
-        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
         self.counters
             .dropped_on_shutdown
             .fetch_add(1, Ordering::Relaxed);

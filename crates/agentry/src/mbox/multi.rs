@@ -244,7 +244,7 @@ fn catch_filter<T: 'static>(
             pass
         }
         Err(_) => {
-            agent.stats.panics.fetch_add(1, Ordering::Relaxed);
+            agent.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
             agent.counters.panics.fetch_add(1, Ordering::Relaxed);
             agent.trace_drop::<Arc<T>>(source, DropReason::FilterPanicked);
             tracing::error!(agent_type = agent.agent_type, "delivery filter panicked");
