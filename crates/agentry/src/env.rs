@@ -340,7 +340,6 @@ impl EnvInner {
         let handle = EnvHandle(Arc::clone(self));
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
-        let mut starts = Vec::with_capacity(defined.len());
         for (index, ((shared, _, mut defined, _), (prepared, bound_by))) in
             defined.into_iter().zip(prepared).enumerate()
         {
@@ -372,7 +371,7 @@ impl EnvInner {
             shared.bind(crate::agent::shared::Binding {
                 coop: id,
                 target: crate::slab::IncarnationRef::new(target),
-                queue: queue.clone(),
+                queue,
                 type_rules: TypeRules::new(parts.insend, parts.event_priorities),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
@@ -384,10 +383,13 @@ impl EnvInner {
                 m.mbox
                     .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
             }
-            starts.push((queue, Demand::start(target, shared.mbox_id)));
         }
-        for (queue, demand) in starts {
-            if queue.push(demand).is_err() {
+        for shared in registry.agents_of(id) {
+            let binding = shared
+                .binding()
+                .expect("invariant: bound in the loop above");
+            let start = Demand::start(binding.target.load(), shared.mbox_id);
+            if binding.queue.push(start).is_err() {
                 unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
             }
         }

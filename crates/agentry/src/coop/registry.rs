@@ -96,6 +96,11 @@ impl Registry {
     }
 
     /// What the supervisor of coop `id` publishes, if `id` is registered and supervises.
+    /// The agents of a registered coop, in the order they were added.
+    pub(crate) fn agents_of(&self, id: CoopId) -> &[Arc<AgentShared>] {
+        self.coops.get(&id).map_or(&[], |e| &e.agents)
+    }
+
     pub(crate) fn supervisor_of(&self, id: CoopId) -> Option<&Arc<SupervisorShared>> {
         self.coops.get(&id)?.supervisor.as_ref()
     }
