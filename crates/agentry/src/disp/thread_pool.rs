@@ -13,6 +13,7 @@ mod pool;
 mod worker;
 
 pub(crate) use agent_queue::AgentQueue;
+pub(crate) use pool::before_blocking;
 
 use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,

@@ -6,6 +6,13 @@
 //!   local deque (scheduled by that worker: a message between agents of the same pool stays on
 //!   the worker that sent it). Idle workers steal from the injector and from each other
 //!   (`crossbeam-deque`).
+//! - Affinity: a worker that schedules a queue into its *empty* deque wakes nobody — it takes
+//!   that queue itself as soon as its current one yields, so agents that talk to each other
+//!   (a ping-pong, a ring, a request chain) stay on one worker instead of being stolen across
+//!   threads at every message. Once its deque holds more than the queue it is about to take,
+//!   it wakes a worker as any producer does. A worker about to block (a request, a chain
+//!   receive: [`before_blocking`]) first wakes a worker for what its deque holds, so nothing
+//!   waits behind a blocked thread for an agent that another worker could run.
 //! - Wake-ups: after scheduling, a producer issues a `SeqCst` fence and wakes one sleeping
 //!   worker only if no worker is searching for work. The woken worker counts as searching
 //!   from the moment it is chosen, so a burst of sends wakes one worker, not one per message;
@@ -39,12 +46,24 @@ thread_local! {
 }
 
 struct Local {
-    pool: usize,
+    /// The pool this thread works for.
+    pool: Arc<Pool>,
     deque: Worker<Arc<AgentQueue>>,
     /// Queues this worker has taken so far (see [`INJECTOR_INTERVAL`]).
     activations: Cell<u32>,
     /// The address of the queue this worker is running, 0 between queues.
     running: Cell<usize>,
+}
+
+/// Called before the calling thread blocks waiting for another agent (a request, a chain
+/// receive): on a pool worker, the queues its deque holds are handed to another worker
+/// (ground rules: affinity). Does nothing on any other thread.
+pub(crate) fn before_blocking() {
+    LOCAL.with_borrow(|local| {
+        if let Some(l) = local {
+            l.pool.share_before_blocking(&l.deque);
+        }
+    });
 }
 
 /// Every this many activations a worker looks at the injector before its own deque, so that
@@ -111,10 +130,6 @@ impl Pool {
         }
     }
 
-    fn address(&self) -> usize {
-        self as *const Pool as usize
-    }
-
     pub(super) fn set_stealers(&self, stealers: Box<[Stealer<Arc<AgentQueue>>]>) {
         if self.stealers.set(stealers).is_err() {
             unreachable!("invariant: the stealers are set once, before any worker runs");
@@ -139,7 +154,7 @@ impl Pool {
     pub(super) fn is_served_by_current_thread(&self, queue: &AgentQueue) -> bool {
         LOCAL.with_borrow(|l| {
             l.as_ref().is_some_and(|l| {
-                l.pool == self.address()
+                std::ptr::eq(&*l.pool, self)
                     && (self.threads == 1 || l.running.get() == queue as *const AgentQueue as usize)
             })
         })
@@ -155,19 +170,35 @@ impl Pool {
         });
     }
 
-    /// Puts a ready queue where a worker will find it, and wakes a worker if needed.
+    /// Puts a ready queue where a worker will find it, and wakes a worker if needed (ground
+    /// rules: affinity).
     pub(super) fn schedule(&self, queue: Arc<AgentQueue>) {
-        let queue = LOCAL.with_borrow(|local| match local {
-            Some(l) if l.pool == self.address() => {
+        let scheduled = LOCAL.with_borrow(|local| match local {
+            Some(l) if std::ptr::eq(&*l.pool, self) => {
+                let had_work = !l.deque.is_empty();
                 l.deque.push(queue);
-                None
+                Ok(had_work)
             }
-            _ => Some(queue),
+            _ => Err(queue),
         });
-        if let Some(queue) = queue {
-            self.injector.push(queue);
+        match scheduled {
+            // This worker takes it next; it cannot leave the pool with it queued, so no other
+            // thread needs to see it.
+            Ok(false) => {}
+            Ok(true) => self.wake_one_if_none_searching(),
+            Err(queue) => {
+                self.injector.push(queue);
+                self.wake_one_if_none_searching();
+            }
         }
-        self.wake_one_if_none_searching();
+    }
+
+    /// The calling worker is about to block: if its deque holds queues, another worker is
+    /// woken to take them (ground rules: affinity).
+    fn share_before_blocking(&self, deque: &Worker<Arc<AgentQueue>>) {
+        if !deque.is_empty() {
+            self.wake_one_if_none_searching();
+        }
     }
 
     /// A worker puts back a queue it paused or that was notified while running.
@@ -286,11 +317,11 @@ impl Pool {
     }
 
     /// Installs worker `index`'s deque in the calling thread.
-    pub(super) fn enter(&self, index: usize, deque: Worker<Arc<AgentQueue>>) {
+    pub(super) fn enter(self: &Arc<Self>, index: usize, deque: Worker<Arc<AgentQueue>>) {
         // SAFETY: called once, on worker `index`'s own thread, before it parks.
         unsafe { self.parkers[index].register_consumer() };
         LOCAL.set(Some(Local {
-            pool: self.address(),
+            pool: Arc::clone(self),
             deque,
             activations: Cell::new(0),
             running: Cell::new(0),
