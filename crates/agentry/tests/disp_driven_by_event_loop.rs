@@ -72,20 +72,25 @@ fn an_event_loop_serves_agents_woken_by_other_threads() {
         handle.register_coop(coop).expect("registered");
         // The loop's own sends (the local path) count too.
         summer.send(Add(1000));
-        mbox_tx.send(summer).expect("test alive");
-        let mut rounds = 0u64;
+        // The test thread gets the agent once the loop is about to block: its sends are
+        // handled only if they wake the loop through the callback.
+        let mut announce = Some((mbox_tx, summer));
+        let mut wakeups = 0u64;
         loop {
             while driver.run() > 0 {}
             if driver.is_closed() {
                 break;
             }
             if driver.prepare_to_block() {
+                if let Some((tx, summer)) = announce.take() {
+                    tx.send(summer).expect("test alive");
+                }
                 wakeup.wait();
                 driver.woke_up();
+                wakeups += 1;
             }
-            rounds += 1;
         }
-        rounds
+        wakeups
     });
     let summer = mbox_rx
         .recv_timeout(common::DEADLINE)
@@ -109,7 +114,7 @@ fn an_event_loop_serves_agents_woken_by_other_threads() {
         env.run();
         let _ = done_tx.send(());
     });
-    let rounds = loop_thread.join().expect("loop thread");
-    assert!(rounds >= 1);
+    let wakeups = loop_thread.join().expect("loop thread");
+    assert!(wakeups >= 1, "the other thread's sends woke the blocked loop");
     done_rx.recv_timeout(common::DEADLINE).expect("env stopped");
 }
