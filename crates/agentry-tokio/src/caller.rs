@@ -61,7 +61,7 @@ pub trait MboxExt {
         &self,
         query: Q,
         timeout: Duration,
-    ) -> impl Future<Output = Result<R, RequestError>> + Send + 'static
+    ) -> impl Future<Output = Result<R, RequestError>> + Send + 'static + use<Self, Q, R>
     where
         Q: Send + 'static,
         R: Send + 'static;
@@ -74,7 +74,7 @@ pub trait MboxExt {
         &self,
         message: M,
         timeout: Duration,
-    ) -> impl Future<Output = Result<(), SendError<M>>> + Send + 'static
+    ) -> impl Future<Output = Result<(), SendError<M>>> + Send + 'static + use<Self, M>
     where
         M: Send + 'static;
 }
@@ -84,7 +84,7 @@ impl MboxExt for Mbox {
         &self,
         query: Q,
         timeout: Duration,
-    ) -> impl Future<Output = Result<R, RequestError>> + Send + 'static
+    ) -> impl Future<Output = Result<R, RequestError>> + Send + 'static + use<Q, R>
     where
         Q: Send + 'static,
         R: Send + 'static,
@@ -101,7 +101,7 @@ impl MboxExt for Mbox {
         &self,
         message: M,
         timeout: Duration,
-    ) -> impl Future<Output = Result<(), SendError<M>>> + Send + 'static
+    ) -> impl Future<Output = Result<(), SendError<M>>> + Send + 'static + use<M>
     where
         M: Send + 'static,
     {

@@ -33,14 +33,14 @@ pub trait ChainExt {
     fn recv_within(
         &self,
         timeout: Duration,
-    ) -> impl Future<Output = Result<Envelope, RecvError>> + Send + 'static;
+    ) -> impl Future<Output = Result<Envelope, RecvError>> + Send + 'static + use<Self>;
 }
 
 impl ChainExt for Mchain {
     fn recv_within(
         &self,
         timeout: Duration,
-    ) -> impl Future<Output = Result<Envelope, RecvError>> + Send + 'static {
+    ) -> impl Future<Output = Result<Envelope, RecvError>> + Send + 'static + use<> {
         let next = self.recv_future();
         async move {
             tokio::time::timeout(timeout, next)
