@@ -72,6 +72,7 @@ impl fmt::Debug for TaskPanicked {
 /// the agent as a message. See the [crate guide](crate::guide).
 pub struct Tasks {
     runtime: Handle,
+    /// The running futures; dropping the set aborts them (ground rule 3).
     running: JoinSet<()>,
     shared: Arc<Shared>,
     last_id: u64,
@@ -159,17 +160,11 @@ impl Tasks {
         TaskProbe(Arc::clone(&self.shared))
     }
 
-    /// Aborts every running future (each counted `cancelled` when tokio drops it). Also done
-    /// when the scope is dropped.
+    /// Aborts every running future (each counted `cancelled` when tokio drops it). Dropping
+    /// the scope does the same (its `JoinSet` aborts what it holds).
     pub fn abort_all(&mut self) {
         self.running.abort_all();
         while self.running.try_join_next().is_some() {}
-    }
-}
-
-impl Drop for Tasks {
-    fn drop(&mut self) {
-        self.running.abort_all();
     }
 }
 
