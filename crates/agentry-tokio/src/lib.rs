@@ -11,6 +11,7 @@
 //! | [`MboxExt`] | from async code: [`ask`](MboxExt::ask) (a request with a timeout and `agentry`'s typed errors), [`send_wait`](MboxExt::send_wait) (awaits room under a full message limit) |
 //! | [`ChainExt`] | from async code: [`recv_within`](ChainExt::recv_within), a chain's next message with a timeout |
 //! | [`sleep`] | a future that waits on agentry's clock (virtual time in `agentry::testing`) |
+//! | [`env_runtime`] | a tokio runtime the environment owns (shut down when it starts stopping); or give [`Tasks`] the `Handle` of a runtime you own |
 //!
 //! # Ground rules
 //!
@@ -35,12 +36,14 @@ mod chain;
 mod error;
 pub mod guide;
 mod probe;
+mod runtime;
 mod sleep;
 mod tasks;
 
 pub use caller::MboxExt;
 pub use chain::ChainExt;
-pub use error::SettleError;
+pub use error::{RuntimeError, SettleError};
 pub use probe::{TaskProbe, TaskStats};
+pub use runtime::env_runtime;
 pub use sleep::{Sleep, sleep};
 pub use tasks::{TaskId, TaskPanicked, Tasks};
