@@ -6,6 +6,7 @@
 //! modules declared `pub(crate)` here.
 
 mod agent_memory;
+mod async_rr;
 mod event_priority;
 pub(crate) mod fan_in;
 mod idle;
@@ -51,6 +52,7 @@ pub static BENCHES: &[BenchDef] = &[
     timer_accuracy::BENCH,
     tcp_echo::BENCH,
     remote_rr::BENCH,
+    async_rr::BENCH,
     idle::BENCH,
     agent_memory::BENCH,
 ];

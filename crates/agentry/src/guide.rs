@@ -15,6 +15,9 @@
 //! 12. [`mchains`] — message chains: plain threads and agents, select
 //! 13. [`tcp_and_remote`] — TCP channels (`agentry-net`) and remote mboxes (`agentry-remote`)
 //!
+//! Async code — futures started from handlers, async request/reply and chains on tokio — is
+//! the chapter of the `agentry-tokio` crate's guide (`cargo doc -p agentry-tokio --open`).
+//!
 //! The guarantees behind each chapter, each with the test that proves it, are listed in
 //! `docs/SEMANTICS.md`; the runnable programs are in `examples/`.
 

@@ -152,7 +152,7 @@ pub use crate::{
     mchain::{ChainStats, Mchain},
     message::Undelivered,
     priority::Priority,
-    request::{ReplyTo, Request},
+    request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, EnvStats, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
     watch::{ExitReason, Terminated, WatchTarget},

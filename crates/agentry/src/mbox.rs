@@ -20,7 +20,7 @@ use crate::agent::shared::{AgentShared, Refused};
 use crate::error::{RequestError, SendError};
 use crate::ids::{AgentId, MboxId};
 use crate::message::payload::Payload;
-use crate::request::{ReplySlot, Request};
+use crate::request::{PendingReply, ReplySlot, Request};
 use crate::stats::AgentStats;
 use crate::timer::token::TimerToken;
 use std::fmt;
@@ -105,6 +105,19 @@ impl Mbox {
             }
         }
         self.send_request(query)?.wait(timeout)
+    }
+
+    /// Sends the request `query` and returns its reply as a future, blocking no thread: the
+    /// outcomes of [`request`](Self::request) except `Timeout` (the caller sets its own),
+    /// `SelfRequest` and `SameThread` (nothing waits on a thread). See [`PendingReply`].
+    pub fn request_future<Q: Send + 'static, R: Send + 'static>(
+        &self,
+        query: Q,
+    ) -> PendingReply<R> {
+        match self.send_request(query) {
+            Ok(slot) => PendingReply::sent(slot),
+            Err(why) => PendingReply::refused(why),
+        }
     }
 
     /// Sends the request `query` without waiting: the reply lands in the returned slot (the

@@ -95,6 +95,7 @@ mod builder;
 mod chain;
 mod envelope;
 mod handlers;
+mod recv;
 mod select;
 mod stats;
 mod waiter;
@@ -102,6 +103,7 @@ mod waiter;
 pub use builder::MchainBuilder;
 pub use envelope::Envelope;
 pub use handlers::Handlers;
+pub use recv::Recv;
 pub use select::Select;
 pub use stats::ChainStats;
 
@@ -276,6 +278,12 @@ impl Mchain {
             Take::Empty => Err(TryRecvError::Empty),
             Take::Closed => Err(TryRecvError::Closed),
         }
+    }
+
+    /// The next message as a future, blocking no thread: the push (or the close) that ends
+    /// the wait wakes the awaiting task. No timeout: the caller sets one. See [`Recv`].
+    pub fn recv_future(&self) -> Recv {
+        Recv::new(Arc::clone(&self.0))
     }
 
     /// Waits up to `timeout` (in all) for a message `handlers` has a closure for, runs it and

@@ -5,6 +5,10 @@
 //! handler panics or drops the request, or the timeout passes. Every outcome is a typed
 //! result; a reply that arrives after the requester gave up is counted
 //! (`EnvStats::replies_discarded`).
+//!
+//! [`Mbox::request_future`](crate::Mbox::request_future) sends the same request without
+//! blocking: the reply is a [`PendingReply`], a `std` future woken by the [`ReplyTo`] (no
+//! runtime needed; the caller chooses the timeout, e.g. with its runtime's timer).
 
 use crate::error::RequestError;
 use crate::message::Undelivered;
@@ -12,8 +16,11 @@ use crate::message::payload::Reject;
 use crate::stats::EnvCounters;
 use parking_lot::{Condvar, Mutex};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 impl From<Undelivered> for RequestError {
@@ -29,7 +36,8 @@ impl From<Undelivered> for RequestError {
 }
 
 enum SlotState<R> {
-    Waiting,
+    /// No outcome yet; the waker of the task awaiting it, if a future polled.
+    Waiting(Option<Waker>),
     Done(Result<R, RequestError>),
     Abandoned,
 }
@@ -44,7 +52,7 @@ pub(crate) struct ReplySlot<R> {
 impl<R> ReplySlot<R> {
     pub(crate) fn new(counters: Arc<EnvCounters>) -> Self {
         ReplySlot {
-            state: Mutex::new(SlotState::Waiting),
+            state: Mutex::new(SlotState::Waiting(None)),
             ready: Condvar::new(),
             counters,
         }
@@ -53,10 +61,15 @@ impl<R> ReplySlot<R> {
     /// Stores the outcome, or gives it back if the requester stopped waiting.
     fn complete(&self, outcome: Result<R, RequestError>) -> Result<(), Result<R, RequestError>> {
         let mut state = self.state.lock();
-        match *state {
-            SlotState::Waiting => {
+        match &mut *state {
+            SlotState::Waiting(waker) => {
+                let waker = waker.take();
                 *state = SlotState::Done(outcome);
+                drop(state);
                 self.ready.notify_one();
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
                 Ok(())
             }
             SlotState::Abandoned => {
@@ -96,11 +109,144 @@ impl<R> ReplySlot<R> {
                     false
                 }
             };
-            if timed_out && matches!(*state, SlotState::Waiting) {
+            if timed_out && matches!(*state, SlotState::Waiting(_)) {
                 *state = SlotState::Abandoned;
                 return Err(RequestError::Timeout);
             }
         }
+    }
+
+    /// The outcome if stored; otherwise registers the task's waker (woken by `complete`).
+    fn poll(&self, cx: &mut Context<'_>) -> Poll<Result<R, RequestError>> {
+        let mut state = self.state.lock();
+        match &mut *state {
+            SlotState::Waiting(waker) => {
+                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *waker = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+            SlotState::Done(_) => {
+                let SlotState::Done(outcome) = std::mem::replace(&mut *state, SlotState::Abandoned)
+                else {
+                    unreachable!("invariant: checked above");
+                };
+                Poll::Ready(outcome)
+            }
+            SlotState::Abandoned => {
+                unreachable!("invariant: a PendingReply polls until Ready, once")
+            }
+        }
+    }
+
+    /// The requester stopped waiting: a later reply is discarded and counted.
+    fn abandon(&self) {
+        let mut state = self.state.lock();
+        if matches!(*state, SlotState::Waiting(_)) {
+            *state = SlotState::Abandoned;
+        }
+    }
+}
+
+/// The reply to a request sent with [`Mbox::request_future`](crate::Mbox::request_future):
+/// a future of the same outcome as [`Mbox::request`](crate::Mbox::request), without the
+/// timeout — the caller sets one (a runtime's timer, a `select`).
+///
+/// It blocks no thread: the [`ReplyTo`] wakes the awaiting task. Dropping it before the
+/// reply gives the request up (a later reply is discarded and counted in
+/// `EnvStats::replies_discarded`). Polled again after it returned `Ready`, it returns
+/// `Ready(Err(RequestError::NoReply))`.
+///
+/// ```
+/// use agentry::{Agent, Ctx, Define, DefineError, Env};
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
+///
+/// struct Double;
+/// impl Agent for Double {
+///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+///         def.on_request(|_: &mut Double, _: &mut Ctx<Double>, n: u32| n * 2)?;
+///         Ok(())
+///     }
+/// }
+///
+/// let env = Env::new().unwrap();
+/// let agent = env.handle().register_agent(Double).unwrap();
+/// let mut reply = pin!(agent.request_future::<u32, u32>(21));
+/// let mut cx = Context::from_waker(Waker::noop());
+/// let answer = loop {
+///     if let Poll::Ready(answer) = reply.as_mut().poll(&mut cx) {
+///         break answer; // a runtime would sleep until woken; this doctest spins
+///     }
+///     std::thread::yield_now();
+/// };
+/// assert_eq!(answer, Ok(42));
+/// env.handle().stop();
+/// env.run();
+/// ```
+#[must_use = "a PendingReply does nothing unless awaited; dropping it gives the request up"]
+pub struct PendingReply<R> {
+    outcome: Pending<R>,
+}
+
+enum Pending<R> {
+    Sent(Arc<ReplySlot<R>>),
+    Refused(RequestError),
+    Over,
+}
+
+impl<R> PendingReply<R> {
+    pub(crate) fn sent(slot: Arc<ReplySlot<R>>) -> Self {
+        PendingReply {
+            outcome: Pending::Sent(slot),
+        }
+    }
+
+    pub(crate) fn refused(why: RequestError) -> Self {
+        PendingReply {
+            outcome: Pending::Refused(why),
+        }
+    }
+}
+
+impl<R> Future for PendingReply<R> {
+    type Output = Result<R, RequestError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let ready = match &this.outcome {
+            Pending::Sent(slot) => match slot.poll(cx) {
+                Poll::Ready(outcome) => outcome,
+                Poll::Pending => return Poll::Pending,
+            },
+            Pending::Refused(why) => Err(*why),
+            Pending::Over => Err(RequestError::NoReply),
+        };
+        this.outcome = Pending::Over;
+        Poll::Ready(ready)
+    }
+}
+
+impl<R> Drop for PendingReply<R> {
+    fn drop(&mut self) {
+        if let Pending::Sent(slot) = &self.outcome {
+            slot.abandon();
+        }
+    }
+}
+
+impl<R> fmt::Debug for PendingReply<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.outcome {
+            Pending::Sent(_) => "sent",
+            Pending::Refused(_) => "refused",
+            Pending::Over => "over",
+        };
+        f.debug_struct("PendingReply")
+            .field("reply", &std::any::type_name::<R>())
+            .field("state", &state)
+            .finish()
     }
 }
 

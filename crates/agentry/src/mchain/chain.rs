@@ -178,7 +178,7 @@ impl Chain {
 
     /// Takes the next message a receiver may have, discarding revoked timer messages on the
     /// way. If the chain is open and empty, registers `waiter` (woken by the next push or the
-    /// close).
+    /// close) unless it is registered already.
     pub(super) fn take(&self, waiter: Option<&Arc<Waiter>>) -> Take {
         let mut state = self.state.lock();
         let mut revoked = Vec::new();
@@ -194,7 +194,9 @@ impl Chain {
                 }
                 None if state.closed => break Take::Closed,
                 None => {
-                    if let Some(w) = waiter {
+                    if let Some(w) = waiter
+                        && !state.waiters.iter().any(|x| Arc::ptr_eq(x, w))
+                    {
                         state.waiters.push(Arc::clone(w));
                     }
                     break Take::Empty;
