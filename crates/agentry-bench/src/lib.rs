@@ -11,6 +11,9 @@
 //!   verifies its result and returns a [`Sample`](harness::Sample). The harness runs a warm-up,
 //!   then at least 5 measured repetitions, and reports median, min and max per phase.
 //! - [`benches`]: the registry of the benchmarks the binary runs.
+//! - [`workloads`]: the workloads over sockets, io threads and other processes (`tcp_echo`,
+//!   `ttl` variants 4 and 5, `remote_rr`) that benchmarks of [`benches`] drive, built on the
+//!   public API of `agentry-net` and `agentry-remote` only.
 //! - [`soak`]: `agentry-bench soak`, a long seeded churn that checks the runtime's accounting
 //!   guarantees (not a benchmark; not run by `all` or by the tests).
 //! - [`compare`]: the peer comparison — agentry beside actix, ractor and kameo (the peers
@@ -65,4 +68,5 @@ pub mod harness;
 #[cfg(feature = "peers")]
 mod peers;
 pub mod soak;
+pub mod workloads;
 pub mod xorshift;

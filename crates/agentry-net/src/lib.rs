@@ -56,7 +56,6 @@
 //! - [`reactor`]: register any `mio` source from an agent on an io thread and get
 //!   [`IoReady`](reactor::IoReady) messages — the building block the channel uses.
 //! - [`ConnId`], [`IoKey`]: typed ids; [`NetError`], [`ConnectError`]: typed errors.
-//! - [`bench`](mod@bench): the `tcp_echo` and `ttl` workloads (for `agentry-bench`).
 //!
 //! ## Guarantees (each with its test in §18 of `docs/SEMANTICS.md`)
 //!
@@ -75,7 +74,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod bench;
 mod channel;
 mod config;
 mod credit;

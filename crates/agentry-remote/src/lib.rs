@@ -68,8 +68,6 @@
 //! - [`RemoteRequest`] / [`RemoteReplyTo`]: what a serving agent gets and answers with.
 //! - [`subject`]: names and the subject scheme; [`envelope`]: the envelope fields and
 //!   their NATS headers; [`frame`]: the link's frames; [`Compression`].
-//! - [`bench`](mod@bench): the `remote_rr` benchmark's workload (client, server process,
-//!   raw baselines), driven by `agentry-bench` and the `remote_rr` example.
 //! - Errors: [`SendError`] (gives the message back), [`RequestError`], [`RemoteFailure`]
 //!   (the server's side of a failed request), [`DecodeError`] (why input was rejected),
 //!   [`SubscribeError`], [`StartError`], [`RegistryError`], [`NameError`], [`FlushError`].
@@ -100,15 +98,12 @@
 //! cargo run -p agentry-remote --example remote_service -- client nats://127.0.0.1:4222
 //! ```
 //!
-//! The `remote_rr` benchmark (SObjectizer 4.4 b5 `server_client_speed`) lives in
-//! [`bench`](mod@bench); `agentry-bench remote_rr` runs it with the seed's figures beside
-//! ours, and the `remote_rr` example is a command line over it (see its header for flags):
-//! `cargo run --release -p agentry-remote --example remote_rr`.
+//! The `remote_rr` benchmark (SObjectizer 4.4 b5 `server_client_speed`) is part of the
+//! benchmark suite: `cargo run --release -p agentry-bench -- remote_rr`.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod bench;
 mod compression;
 mod core;
 pub mod envelope;

@@ -6,14 +6,14 @@
 //! for the compressed cases, compressed / uncompressed).
 //!
 //! The workload and its checks (each reply equals its request) live in
-//! `agentry_remote::bench`; this module declares the cases and turns its figures into
+//! [`crate::workloads::remote_rr`]; this module declares the cases and turns its figures into
 //! samples. One session (nats-server, the server process, the client's gateways) serves
 //! every case of a run: the first case to run starts it, and it stops when the last case is
 //! dropped. The server process is this binary re-run as [`SERVER_COMMAND`]. Without
 //! nats-server the NATS cases are skipped.
 
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry_remote::bench::{
+use crate::workloads::remote_rr::{
     self as rr, Codec, Nats, Path, RECORD_SIZE, RrSpec, SEED_COMPRESSED, SEED_PLAIN, Session,
 };
 use std::cell::OnceCell;
@@ -142,11 +142,7 @@ fn run_cell(shared: &Shared, spec: &RrSpec) -> Result<Sample, BenchError> {
         .get_or_init(start_session)
         .as_ref()
         .map_err(|why| BenchError::Harness(why.clone()))?;
-    let result = session.run(spec).map_err(|e| match e {
-        rr::BenchError::NatsUnavailable => BenchError::Skip(e.to_string()),
-        rr::BenchError::Verify(what) => BenchError::Verify(what),
-        other => BenchError::Harness(other.to_string()),
-    })?;
+    let result = session.run(spec)?;
     verify_eq(
         "requests answered, each reply equal to its request",
         spec.expected(),

@@ -5,12 +5,12 @@
 //! column is agentry / plain (target ≥ 0.8 on one connection).
 //!
 //! The workload and its checks (every echo's sequence number and length) live in
-//! `agentry_net::bench::tcp_echo`; this module declares the cases and turns its figures into
+//! [`crate::workloads::tcp_echo`]; this module declares the cases and turns its figures into
 //! samples. Cases: the seed's single connection, and 100 connections with one request
 //! outstanding each (one and two io threads).
 
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry_net::bench::tcp_echo::{self, EchoSpec, SEED_PLAIN, SEED_SOBJECTIZER, Server};
+use crate::workloads::tcp_echo::{self, EchoSpec, SEED_PLAIN, SEED_SOBJECTIZER, Server};
 use std::time::Duration;
 
 pub static BENCH: BenchDef = BenchDef {
@@ -68,10 +68,7 @@ fn cases(scale: Scale) -> Vec<Case> {
 }
 
 fn run_echo(server: Server, spec: &EchoSpec) -> Result<Sample, BenchError> {
-    let result = tcp_echo::run(server, spec, RUN_LIMIT).map_err(|e| match e {
-        agentry_net::bench::BenchError::Verify(what) => BenchError::Verify(what),
-        other => BenchError::Harness(other.to_string()),
-    })?;
+    let result = tcp_echo::run(server, spec, RUN_LIMIT)?;
     verify_eq(
         "echoes received and checked",
         (spec.connections * spec.requests) as u64,

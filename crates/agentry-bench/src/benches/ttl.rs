@@ -16,15 +16,15 @@
 //!    io threads).
 //! 5. *(4) with the guarantee*: K agents bound round-robin to the T io threads.
 //!
-//! Variants 4 and 5 are `agentry_net::bench::ttl` (the workload and its check that P·TTL
+//! Variants 4 and 5 are [`crate::workloads::io_ttl`] (the workload and its check that P·TTL
 //! messages were handled live there); the io threads block in `epoll_wait` at once (no spin),
 //! as the seed's eventfd processor does.
 
 use super::support::{Finish, Placement, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
+use crate::workloads::io_ttl::{self, TtlSpec};
 use crate::xorshift::XorShift;
 use agentry::{Agent, Ctx, Define, DefineError, Mbox};
-use agentry_net::bench::ttl::{self as io_ttl, TtlSpec};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -55,7 +55,7 @@ pub(crate) enum Variant {
 enum Engine {
     /// Variants 1–3: agents on agentry's dispatchers.
     Agents(Layout),
-    /// Variants 4 and 5: `agentry_net::bench::ttl` on an io dispatcher.
+    /// Variants 4 and 5: [`io_ttl`] on an io dispatcher.
     Io(io_ttl::Variant),
 }
 
@@ -274,7 +274,7 @@ pub(crate) fn run_ttl(params: TtlParams, layout: Layout) -> Result<Duration, Ben
     }
 }
 
-/// Variants 4 and 5: the same parameters through `agentry_net::bench::ttl`, which checks that
+/// Variants 4 and 5: the same parameters through [`io_ttl`], which checks that
 /// P·TTL messages were handled; the count is checked here again.
 fn run_io(
     params: TtlParams,
@@ -290,10 +290,7 @@ fn run_io(
         ttl: params.ttl,
         spin: Duration::ZERO,
     };
-    let result = io_ttl::run(&spec, IO_RUN_LIMIT).map_err(|e| match e {
-        agentry_net::bench::BenchError::Verify(what) => BenchError::Verify(what),
-        other => BenchError::Harness(other.to_string()),
-    })?;
+    let result = io_ttl::run(&spec, IO_RUN_LIMIT)?;
     verify_eq("messages handled (P*TTL)", params.handled(), result.handled)?;
     Ok(result.elapsed)
 }

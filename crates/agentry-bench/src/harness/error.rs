@@ -33,6 +33,15 @@ impl BenchError {
     }
 }
 
+/// A failed socket, pipe or process operation while a workload runs (the workloads of
+/// [`workloads`](crate::workloads) use `?` on them): a [`BenchError::Harness`], since the
+/// benchmark could not run, not a wrong result.
+impl From<std::io::Error> for BenchError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Harness(format!("i/o: {e}"))
+    }
+}
+
 /// Writing a report file or a chart failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

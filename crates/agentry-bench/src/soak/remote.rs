@@ -26,8 +26,8 @@ mod agents;
 use crate::soak::check::Checks;
 use crate::soak::tally::Tally;
 use crate::soak::{Part, stream_rng, wait_until};
+use crate::workloads::nats_server::NatsServer;
 use agentry::{AgentStats, Env, EnvHandle, Mbox};
-use agentry_remote::bench::NatsServer;
 use agentry_remote::{Gateway, Overflow, RemoteMbox, RemoteStats, RequestError, SendError};
 use agents::{
     Add, Calculator, EventLog, Kick, Receiver, Requester, Seen, Seq, SharedSeen, Sum, lock,

@@ -2,9 +2,10 @@
 //! [`RemoteMbox`], every reply matched to its request by id and compared with it.
 
 use super::payload::{DISTINCT, Payload, record};
-use super::{BenchError, RrResult, RrSpec};
-use crate::{RemoteMbox, RemoteReply, RequestId};
+use super::{RrResult, RrSpec};
+use crate::harness::BenchError;
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason, EnvHandle, UserError};
+use agentry_remote::{RemoteMbox, RemoteReply, RequestId};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::mpsc;
@@ -132,12 +133,13 @@ pub(crate) fn run_agent<M: Payload>(
     });
     let id = h
         .register_coop(coop)
-        .map_err(|e| BenchError::Setup(format!("client agent: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("client agent: {e}")))?;
     let wait = spec.limit + REQUEST_TIMEOUT + Duration::from_secs(5);
     let outcome = rx.recv_timeout(wait);
     // Deregistering a coop that is already gone fails harmlessly.
     let _ = h.deregister_coop(id, DeregReason::Normal);
-    let outcome = outcome.map_err(|_| BenchError::Timeout(wait))?;
+    let outcome = outcome
+        .map_err(|_| BenchError::Harness(format!("the cell did not finish within {wait:?}")))?;
     if outcome.failures > 0 {
         return Err(BenchError::Verify(format!(
             "{} of {} replies failed or differed; first: {}",

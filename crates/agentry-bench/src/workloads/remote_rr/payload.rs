@@ -1,8 +1,9 @@
 //! The records the client sends, their three message types (one per [`Codec`]) and the
 //! registry both processes build identically.
 
-use super::{BenchError, Codec};
-use crate::{Compression, Registry, RemoteMessage, train_dictionary};
+use super::Codec;
+use crate::harness::BenchError;
+use agentry_remote::{Compression, Registry, RemoteMessage, train_dictionary};
 use serde::{Deserialize, Serialize};
 
 /// Bytes per record (the seed: 256).
@@ -79,9 +80,9 @@ pub(crate) fn registry() -> Result<Registry, BenchError> {
     let samples = (1_000_000..1_003_000)
         .map(|i| r.encode_sample(&Dict(record(i))))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| BenchError::Setup(format!("dictionary samples: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("dictionary samples: {e}")))?;
     let dict = train_dictionary(&samples, 4096)
-        .map_err(|e| BenchError::Setup(format!("dictionary training: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("dictionary training: {e}")))?;
     let registered = r
         .add_dictionary(DICT, &dict)
         .and_then(|()| r.register::<Plain>("rr.Plain", 1))
@@ -89,18 +90,18 @@ pub(crate) fn registry() -> Result<Registry, BenchError> {
         .and_then(|()| {
             r.register_with::<Dict>("rr.Dict", 1, Compression::zstd_dict(DICT).with_threshold(0))
         });
-    registered.map_err(|e| BenchError::Setup(format!("registry: {e}")))?;
+    registered.map_err(|e| BenchError::Harness(format!("registry: {e}")))?;
     Ok(r)
 }
 
 /// One record's size on the wire: postcard, and postcard compressed with zstd level 1.
 ///
 /// # Errors
-/// [`BenchError::Setup`] if the record cannot be encoded.
+/// [`BenchError::Harness`] if the record cannot be encoded.
 pub fn wire_sizes() -> Result<(usize, usize), BenchError> {
     let plain = postcard::to_allocvec(&Plain(record(7)))
-        .map_err(|e| BenchError::Setup(format!("encode: {e}")))?;
-    let zstd =
-        zstd::bulk::compress(&plain, 1).map_err(|e| BenchError::Setup(format!("compress: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("encode: {e}")))?;
+    let zstd = zstd::bulk::compress(&plain, 1)
+        .map_err(|e| BenchError::Harness(format!("compress: {e}")))?;
     Ok((plain.len(), zstd.len()))
 }

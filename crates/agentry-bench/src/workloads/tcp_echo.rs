@@ -13,14 +13,14 @@
 //! Clients: one connection — a blocking `std::net` loop; more — one thread driving all the
 //! connections through `mio`. Every echo is checked (its sequence number and length).
 
-use super::BenchError;
-use crate::config::{ChannelConfig, ListenerConfig};
-use crate::dispatcher::IoDispatcher;
-use crate::listener::ConnOwner;
-use crate::messages::{Received, SendBytes};
+use crate::benches::support::setup;
+use crate::harness::BenchError;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
-use mio::net::TcpStream as MioStream;
-use mio::{Events, Interest, Poll, Token};
+use agentry_net::mio::net::TcpStream as MioStream;
+use agentry_net::mio::{Events, Interest, Poll, Token};
+use agentry_net::{
+    Accepted, ChannelConfig, Closed, ConnOwner, IoDispatcher, ListenerConfig, Received, SendBytes,
+};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -97,7 +97,7 @@ impl EchoResult {
 /// Runs `spec` against `server`; `limit` bounds the whole run.
 pub fn run(server: Server, spec: &EchoSpec, limit: Duration) -> Result<EchoResult, BenchError> {
     if spec.packet < 8 || spec.connections == 0 || spec.requests == 0 {
-        return Err(BenchError::Setup(
+        return Err(BenchError::Harness(
             "packet >= 8 bytes, connections and requests > 0".into(),
         ));
     }
@@ -106,10 +106,11 @@ pub fn run(server: Server, spec: &EchoSpec, limit: Duration) -> Result<EchoResul
             let env = Env::builder()
                 .autoshutdown(false)
                 .build()
-                .map_err(|e| BenchError::Setup(e.to_string()))?;
+                .map_err(setup("environment"))?;
             let io = IoDispatcher::builder("echo")
                 .threads(spec.server_threads.max(1))
-                .build(env.handle())?;
+                .build(env.handle())
+                .map_err(setup("io dispatcher"))?;
             let owner = ConnOwner::per_connection(|info, coop| {
                 coop.add_with(
                     EchoSession {
@@ -121,7 +122,9 @@ pub fn run(server: Server, spec: &EchoSpec, limit: Duration) -> Result<EchoResul
             let config = ListenerConfig::default()
                 .channel(ChannelConfig::default())
                 .max_connections(spec.connections + 16);
-            let listener = io.listen(localhost(), config, owner)?;
+            let listener = io
+                .listen(localhost(), config, owner)
+                .map_err(setup("listener"))?;
             let result = drive(listener.local_addr(), spec, limit);
             env.handle().stop();
             env.run();
@@ -157,6 +160,11 @@ pub fn run(server: Server, spec: &EchoSpec, limit: Duration) -> Result<EchoResul
     }
 }
 
+/// The run did not finish within `limit` (a lost packet or a hang).
+fn timeout(limit: Duration) -> BenchError {
+    BenchError::Harness(format!("the run did not finish within {limit:?}"))
+}
+
 fn localhost() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))
 }
@@ -173,8 +181,8 @@ impl Agent for EchoSession {
                 s.channel.send(SendBytes(data));
             },
         )?
-        .on(|_: &mut EchoSession, _: &mut Ctx<EchoSession>, _: crate::Accepted| {})?
-        .on(|_: &mut EchoSession, _: &mut Ctx<EchoSession>, _: crate::Closed| {})?;
+        .on(|_: &mut EchoSession, _: &mut Ctx<EchoSession>, _: Accepted| {})?
+        .on(|_: &mut EchoSession, _: &mut Ctx<EchoSession>, _: Closed| {})?;
         Ok(())
     }
 }
@@ -236,7 +244,7 @@ fn blocking_client(
         rtts.push(t.elapsed());
         check(spec, seq, &echo)?;
         if start.elapsed() > limit {
-            return Err(BenchError::Timeout(limit));
+            return Err(timeout(limit));
         }
     }
     let elapsed = start.elapsed();
@@ -286,7 +294,7 @@ fn mio_client(
     while finished < spec.connections {
         let left = limit
             .checked_sub(start.elapsed())
-            .ok_or(BenchError::Timeout(limit))?;
+            .ok_or_else(|| timeout(limit))?;
         poll.poll(&mut events, Some(left))?;
         for event in events.iter() {
             let Some(c) = conns.get_mut(event.token().0) else {
@@ -360,5 +368,26 @@ fn summarise(mut rtts: Vec<Duration>, elapsed: Duration) -> EchoResult {
         elapsed,
         p50: at(0.50),
         p99: at(0.99),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EchoSpec, Server, run};
+    use std::time::Duration;
+
+    #[test]
+    fn both_servers_echo_every_packet_on_one_and_ten_connections() {
+        for server in [Server::Agentry, Server::Plain] {
+            for connections in [1, 10] {
+                let spec = EchoSpec {
+                    connections,
+                    requests: 20,
+                    ..EchoSpec::seed()
+                };
+                let r = run(server, &spec, Duration::from_secs(60)).expect("ran");
+                assert_eq!(r.requests, connections as u64 * 20);
+            }
+        }
     }
 }

@@ -1,14 +1,15 @@
 //! A benchmark session: nats-server, the server process, and the client's environment and
-//! gateways, set up once and shared by every cell (rules 1, 2 and 4 of [`crate::bench`]).
+//! gateways, set up once and shared by every cell (rules 1, 2 and 4 of [`super`]).
 
 use super::client::run_agent;
-use super::nats_server::NatsServer;
 use super::payload::{Dict, Payload, Plain, Zstd, record, registry, service};
 use super::raw::{raw_nats, raw_tcp};
 use super::server::{NAMESPACE, serve_args};
-use super::{BenchError, Codec, Path, RrResult, RrSpec};
-use crate::{Gateway, RemoteMbox};
+use super::{Codec, Path, RrResult, RrSpec, nats_unavailable};
+use crate::harness::BenchError;
+use crate::workloads::nats_server::NatsServer;
 use agentry::Env;
+use agentry_remote::{Gateway, RemoteMbox};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -25,7 +26,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(10);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Nats {
     /// Start a private one on a free loopback port; if none is installed, the NATS cells
-    /// answer [`BenchError::NatsUnavailable`].
+    /// answer [`BenchError::Skip`].
     Start,
     /// Use the one running at this URL.
     Url(String),
@@ -53,13 +54,13 @@ impl Session {
     /// every path until it answers.
     ///
     /// # Errors
-    /// [`BenchError::Setup`] when a process, gateway or warm-up request fails.
+    /// [`BenchError::Harness`] when a process, gateway or warm-up request fails.
     pub fn start(mut server: Command, nats: Nats, workers: usize) -> Result<Session, BenchError> {
         let (nats_server, url) = match nats {
             Nats::Url(url) => (None, Some(url)),
             Nats::Start => match NatsServer::binary() {
                 Some(binary) => {
-                    let s = NatsServer::start(binary).map_err(BenchError::Setup)?;
+                    let s = NatsServer::start(binary).map_err(BenchError::Harness)?;
                     let url = s.url().to_owned();
                     (Some(s), Some(url))
                 }
@@ -71,7 +72,7 @@ impl Session {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|e| BenchError::Setup(format!("cannot start the server {server:?}: {e}")))?;
+            .map_err(|e| BenchError::Harness(format!("cannot start the server {server:?}: {e}")))?;
         let ready = read_ready(&mut child);
         let (link_addr, tcp_addr) = match ready {
             Ok(addrs) => addrs,
@@ -106,19 +107,19 @@ impl Session {
     /// Runs one cell.
     ///
     /// # Errors
-    /// [`BenchError::NatsUnavailable`] for a NATS cell without nats-server;
+    /// [`BenchError::Skip`] for a NATS cell without nats-server;
     /// [`BenchError::Verify`] when a reply failed or differed; others when the cell could not
     /// run.
     pub fn run(&self, spec: &RrSpec) -> Result<RrResult, BenchError> {
         if spec.k == 0 || spec.count == 0 {
-            return Err(BenchError::Setup("k and count must be > 0".into()));
+            return Err(BenchError::Harness("k and count must be > 0".into()));
         }
         match spec.path {
             Path::RawTcp => raw_tcp(self.tcp_addr, spec),
-            Path::RawNats => raw_nats(self.nats_url().ok_or(BenchError::NatsUnavailable)?, spec),
+            Path::RawNats => raw_nats(self.nats_url().ok_or_else(nats_unavailable)?, spec),
             Path::Link => self.run_agent(&self.link, spec),
             Path::Nats => {
-                let (gw, _) = self.nats.as_ref().ok_or(BenchError::NatsUnavailable)?;
+                let (gw, _) = self.nats.as_ref().ok_or_else(nats_unavailable)?;
                 self.run_agent(gw, spec)
             }
         }
@@ -169,7 +170,7 @@ fn read_ready(child: &mut Child) -> Result<(SocketAddr, SocketAddr), BenchError>
     let stdout = child
         .stdout
         .take()
-        .ok_or_else(|| BenchError::Setup("the server's stdout is not piped".into()))?;
+        .ok_or_else(|| BenchError::Harness("the server's stdout is not piped".into()))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
@@ -178,13 +179,13 @@ fn read_ready(child: &mut Child) -> Result<(SocketAddr, SocketAddr), BenchError>
         let _ = tx.send(read);
     });
     let line = rx.recv_timeout(START_LIMIT).map_err(|_| {
-        BenchError::Setup(format!("the server printed no line in {START_LIMIT:?}"))
+        BenchError::Harness(format!("the server printed no line in {START_LIMIT:?}"))
     })??;
     let mut words = line.split_whitespace();
     let mut addr = || words.next().and_then(|w| w.parse::<SocketAddr>().ok());
     match (line.starts_with("READY "), addr(), addr(), addr()) {
         (true, _, Some(link), Some(tcp)) => Ok((link, tcp)),
-        _ => Err(BenchError::Setup(format!(
+        _ => Err(BenchError::Harness(format!(
             "the server did not start: `{}`",
             line.trim()
         ))),
@@ -203,18 +204,18 @@ impl Client {
         let env = Env::builder()
             .autoshutdown(false)
             .build()
-            .map_err(|e| BenchError::Setup(format!("env: {e}")))?;
+            .map_err(|e| BenchError::Harness(format!("env: {e}")))?;
         let reg = registry()?;
         let link = Gateway::builder(&reg)
             .namespace(NAMESPACE)
             .connect_link(env.handle(), link_addr)
-            .map_err(|e| BenchError::Setup(format!("link: {e}")))?;
+            .map_err(|e| BenchError::Harness(format!("link: {e}")))?;
         let nats = nats_url
             .map(|url| {
                 Gateway::builder(&reg)
                     .namespace(NAMESPACE)
                     .connect_nats(env.handle(), url)
-                    .map_err(|e| BenchError::Setup(format!("nats: {e}")))
+                    .map_err(|e| BenchError::Harness(format!("nats: {e}")))
             })
             .transpose()?;
         let deadline = Instant::now() + START_LIMIT;
@@ -229,7 +230,7 @@ impl Client {
 
 fn echo_of(gw: &Gateway, codec: Codec) -> Result<RemoteMbox, BenchError> {
     gw.mbox(service(codec))
-        .map_err(|e| BenchError::Setup(format!("{}: {e}", service(codec))))
+        .map_err(|e| BenchError::Harness(format!("{}: {e}", service(codec))))
 }
 
 /// Requests until the echo of `codec` answers with its request (the server may still be
@@ -259,7 +260,7 @@ fn warm_up_as<M: Payload>(
                 )));
             }
             Err(e) if Instant::now() > deadline => {
-                return Err(BenchError::Setup(format!(
+                return Err(BenchError::Harness(format!(
                     "{} does not answer: {e}",
                     service(codec)
                 )));

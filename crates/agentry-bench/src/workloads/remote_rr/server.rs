@@ -1,14 +1,14 @@
 //! The server process: one echo agent behind the direct link (and behind NATS when a URL is
 //! given), plus the raw baselines' echo servers.
 //!
-//! Protocol with the client (rule 1 of [`crate::bench`]): arguments `[--nats URL]
+//! Protocol with the client (rule 1 of [`super`]): arguments `[--nats URL]
 //! [--workers N]`; one `READY <link addr> <tcp addr>` line on standard output once every
 //! server is up; serve until standard input closes.
 
-use super::BenchError;
 use super::payload::{Dict, Plain, Zstd, registry, service};
-use crate::{Gateway, RemoteMessage, RemoteRequest};
+use crate::harness::BenchError;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
+use agentry_remote::{Gateway, RemoteMessage, RemoteRequest};
 use std::io::{BufRead, Read, Write};
 use std::net::{TcpListener, TcpStream};
 
@@ -30,7 +30,7 @@ pub(crate) fn serve_args(nats_url: Option<&str>, workers: usize) -> Vec<String> 
 /// (`[--nats URL] [--workers N]`). Returns when standard input closes.
 ///
 /// # Errors
-/// [`BenchError::Setup`] for a bad argument or a server that cannot start.
+/// [`BenchError::Harness`] for a bad argument or a server that cannot start.
 pub fn serve_main(args: &[String]) -> Result<(), BenchError> {
     let mut nats_url = None;
     let mut workers = 1;
@@ -38,15 +38,15 @@ pub fn serve_main(args: &[String]) -> Result<(), BenchError> {
     while let Some(word) = words.next() {
         let value = words
             .next()
-            .ok_or_else(|| BenchError::Setup(format!("{word} needs a value")))?;
+            .ok_or_else(|| BenchError::Harness(format!("{word} needs a value")))?;
         match word.as_str() {
             "--nats" => nats_url = Some(value.clone()),
             "--workers" => {
                 workers = value
                     .parse()
-                    .map_err(|_| BenchError::Setup(format!("--workers {value}: not a number")))?;
+                    .map_err(|_| BenchError::Harness(format!("--workers {value}: not a number")))?;
             }
-            _ => return Err(BenchError::Setup(format!("unknown argument {word}"))),
+            _ => return Err(BenchError::Harness(format!("unknown argument {word}"))),
         }
     }
     serve(nats_url.as_deref(), workers)
@@ -74,27 +74,27 @@ fn serve_echo(gw: &Gateway, echo: &Mbox) -> Result<(), BenchError> {
         .and_then(|_| gw.serve::<Dict, Dict>(service(super::Codec::Dict), echo));
     served
         .map(drop)
-        .map_err(|e| BenchError::Setup(format!("serve: {e}")))
+        .map_err(|e| BenchError::Harness(format!("serve: {e}")))
 }
 
 fn serve(nats_url: Option<&str>, workers: usize) -> Result<(), BenchError> {
     let env = Env::builder()
         .autoshutdown(false)
         .build()
-        .map_err(|e| BenchError::Setup(format!("env: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("env: {e}")))?;
     let h = env.handle();
     let echo = h
         .register_agent(Echo)
-        .map_err(|e| BenchError::Setup(format!("echo agent: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("echo agent: {e}")))?;
     let reg = registry()?;
     let link = Gateway::builder(&reg)
         .namespace(NAMESPACE)
         .listen_link(h, "127.0.0.1:0")
-        .map_err(|e| BenchError::Setup(format!("link: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("link: {e}")))?;
     serve_echo(&link, &echo)?;
     let link_addr = link
         .local_addr()
-        .ok_or_else(|| BenchError::Setup("the link has no local address".into()))?;
+        .ok_or_else(|| BenchError::Harness("the link has no local address".into()))?;
     // Kept alive until the end: the NATS gateway and the raw responder's runtime.
     let mut nats = None;
     let mut runtime = None;
@@ -103,7 +103,7 @@ fn serve(nats_url: Option<&str>, workers: usize) -> Result<(), BenchError> {
             .namespace(NAMESPACE)
             .worker_threads(workers)
             .connect_nats(h, url)
-            .map_err(|e| BenchError::Setup(format!("nats: {e}")))?;
+            .map_err(|e| BenchError::Harness(format!("nats: {e}")))?;
         serve_echo(&gw, &echo)?;
         nats = Some(gw);
         runtime = Some(raw_nats_echo(url)?);
@@ -136,13 +136,13 @@ fn raw_nats_echo(url: &str) -> Result<tokio::runtime::Runtime, BenchError> {
         .build()?;
     let client = rt
         .block_on(async_nats::connect(url))
-        .map_err(|e| BenchError::Setup(format!("raw nats: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("raw nats: {e}")))?;
     let mut sub = rt
         .block_on(client.subscribe(RAW_SUBJECT))
-        .map_err(|e| BenchError::Setup(format!("raw nats subscribe: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("raw nats subscribe: {e}")))?;
     // Flushed, so the subscription is in place before READY.
     rt.block_on(client.flush())
-        .map_err(|e| BenchError::Setup(format!("raw nats flush: {e}")))?;
+        .map_err(|e| BenchError::Harness(format!("raw nats flush: {e}")))?;
     rt.spawn(async move {
         use futures_util::StreamExt;
         while let Some(m) = sub.next().await {

@@ -1,6 +1,7 @@
-//! The `remote_rr` benchmark workload (SObjectizer 4.4 b5 `server_client_speed`), for
-//! `agentry-bench` and the `remote_rr` example to drive: each runs a [`RrSpec`] and gets
-//! figures ([`RrResult`]) back, or a typed [`BenchError`].
+//! The `remote_rr` benchmark workload (SObjectizer 4.4 b5 `server_client_speed`), driven by
+//! `benches/remote_rr.rs` (`agentry-bench remote_rr`) and by the `remote_rr` binary
+//! (`src/bin/remote_rr.rs`, every knob on its command line): each runs a [`RrSpec`] in a
+//! [`Session`] and gets figures ([`RrResult`]) back, or a [`BenchError`].
 //!
 //! Workload (fixed): a client in this process sends 256-byte records to an echo server in
 //! another process, in groups of K outstanding requests (send K, await all K replies,
@@ -17,7 +18,7 @@
 //!    `READY <link addr> <tcp addr>` line and serves until its standard input closes.
 //! 2. nats-server is started by the session on a free loopback port (or an existing one is
 //!    used, [`Nats::Url`]). When it is not installed the session still runs: NATS cells
-//!    answer [`BenchError::NatsUnavailable`] (a skip, not a failure); link and TCP cells run.
+//!    answer [`BenchError::Skip`] (not a failure); link and TCP cells run.
 //! 3. Every cell checks its own result: each reply equals its request (by request id for
 //!    the agent, by position for the raw paths); a failed, missing or different reply is a
 //!    [`BenchError::Verify`]. A cell stops early only at its `limit`; [`RrResult::requests`]
@@ -27,19 +28,17 @@
 //!    nats-server.
 
 mod client;
-mod nats_server;
 mod payload;
 mod raw;
 mod server;
 mod session;
 
-pub use nats_server::NatsServer;
 pub use payload::{RECORD_SIZE, wire_sizes};
 pub use server::serve_main;
 pub use session::{Nats, Session};
 
+use crate::harness::BenchError;
 use std::time::Duration;
-use thiserror::Error;
 
 /// The seed's figures (SObjectizer 4.4 b5, 2007), requests per second, uncompressed:
 /// `(K, per second)`.
@@ -53,25 +52,10 @@ pub const SEED_PLAIN: [(usize, f64); 4] = [
 pub const SEED_COMPRESSED: [(usize, f64); 4] =
     [(1, 2_700.0), (10, 4_500.0), (100, 4_800.0), (1000, 5_000.0)];
 
-/// Why a session could not start or a cell did not produce figures.
-#[derive(Debug, Error)]
-#[non_exhaustive]
-pub enum BenchError {
-    /// nats-server is not installed (and no URL was given): the NATS cells cannot run.
-    #[error("nats-server is not installed (looked in PATH, /usr/sbin, /usr/bin)")]
-    NatsUnavailable,
-    /// A process, socket, environment or gateway could not be set up.
-    #[error("setup: {0}")]
-    Setup(String),
-    /// A socket operation of a raw baseline failed.
-    #[error("i/o: {0}")]
-    Io(#[from] std::io::Error),
-    /// The cell did not finish within its time limit (and a little grace).
-    #[error("the cell did not finish within {0:?}")]
-    Timeout(Duration),
-    /// A reply was missing, failed, or differed from its request.
-    #[error("verification failed: {0}")]
-    Verify(String),
+/// What a NATS cell answers when nats-server is not installed (and no URL was given): a
+/// [`BenchError::Skip`], not a failure.
+pub(crate) fn nats_unavailable() -> BenchError {
+    BenchError::Skip("nats-server is not installed (looked in PATH, /usr/sbin, /usr/bin)".into())
 }
 
 /// How the client reaches the server.
@@ -91,7 +75,7 @@ impl Path {
     /// Every path, in table order.
     pub const ALL: [Path; 4] = [Path::RawTcp, Path::Link, Path::RawNats, Path::Nats];
 
-    /// The short name (`tcp`, `link`, `raw`, `nats`), as the example's `--paths` takes it.
+    /// The short name (`tcp`, `link`, `raw`, `nats`), as the `remote_rr` binary's `--paths` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Path::RawTcp => "tcp",
@@ -127,7 +111,7 @@ impl Codec {
     /// Every codec, in table order.
     pub const ALL: [Codec; 3] = [Codec::Plain, Codec::Zstd, Codec::Dict];
 
-    /// The short name (`plain`, `zstd`, `dict`), as the example's `--codecs` takes it.
+    /// The short name (`plain`, `zstd`, `dict`), as the `remote_rr` binary's `--codecs` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Codec::Plain => "plain",

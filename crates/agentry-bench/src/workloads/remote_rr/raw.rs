@@ -3,7 +3,8 @@
 
 use super::payload::{DISTINCT, record};
 use super::server::RAW_SUBJECT;
-use super::{BenchError, RrResult, RrSpec};
+use super::{RrResult, RrSpec};
+use crate::harness::BenchError;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -53,7 +54,7 @@ pub(crate) fn raw_nats(url: &str, spec: &RrSpec) -> Result<RrResult, BenchError>
             .request_timeout(Some(REPLY_TIMEOUT))
             .connect(url)
             .await
-            .map_err(|e| BenchError::Setup(format!("raw nats: {e}")))?;
+            .map_err(|e| BenchError::Harness(format!("raw nats: {e}")))?;
         let payloads: Vec<bytes::Bytes> = (0..DISTINCT as u64).map(|i| record(i).into()).collect();
         let deadline = Instant::now() + spec.limit;
         let total = spec.expected();

@@ -1,4 +1,5 @@
-//! `ttl` (CSO, "message processing speed"), variants 4 and 5: `objects` objects live on the
+//! `ttl` (CSO, "message processing speed"), variants 4 and 5 (`benches/ttl.rs` runs them
+//! beside variants 1–3): `objects` objects live on the
 //! io threads of an [`IoDispatcher`] (one dispatcher thread per benchmark thread, each an
 //! epoll loop woken through its eventfd); `messages` messages are queued at the start, each
 //! carrying a TTL; a handler that receives TTL > 1 sends TTL − 1 to a uniformly random object.
@@ -17,10 +18,12 @@
 //! Sends to an object of the same thread take the local path; to another thread, the
 //! MPSC queue and, if that loop is blocked in `epoll_wait`, one eventfd write.
 
-use super::{BenchError, Rng};
-use crate::dispatcher::IoDispatcher;
+use crate::benches::support::setup;
+use crate::harness::BenchError;
+use crate::xorshift::XorShift;
 use agentry::disp::Binder;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
+use agentry_net::IoDispatcher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
@@ -118,20 +121,21 @@ impl Finish {
 /// Runs `spec`; `limit` bounds the run.
 pub fn run(spec: &TtlSpec, limit: Duration) -> Result<TtlResult, BenchError> {
     if spec.threads == 0 || spec.objects == 0 || spec.messages == 0 || spec.ttl == 0 {
-        return Err(BenchError::Setup(
+        return Err(BenchError::Harness(
             "threads, objects, messages, ttl > 0".into(),
         ));
     }
     let objects =
-        u32::try_from(spec.objects).map_err(|_| BenchError::Setup("too many objects".into()))?;
+        u32::try_from(spec.objects).map_err(|_| BenchError::Harness("too many objects".into()))?;
     let env = Env::builder()
         .autoshutdown(false)
         .build()
-        .map_err(|e| BenchError::Setup(e.to_string()))?;
+        .map_err(setup("environment"))?;
     let io = IoDispatcher::builder("ttl")
         .threads(spec.threads)
         .spin(spec.spin)
-        .build(env.handle())?;
+        .build(env.handle())
+        .map_err(setup("io dispatcher"))?;
     let binders: Vec<Binder> = (0..spec.threads).filter_map(|i| io.binder_at(i)).collect();
     let (done_tx, done_rx) = mpsc::channel();
     let finish = Arc::new(Finish {
@@ -148,7 +152,7 @@ pub fn run(spec: &TtlSpec, limit: Duration) -> Result<TtlResult, BenchError> {
                     Object {
                         targets: Arc::clone(&targets),
                         objects,
-                        rng: Rng::new(u64::from(o) + 1),
+                        rng: XorShift::for_index(u64::from(o)),
                         handled: 0,
                         finish: Arc::clone(&finish),
                     },
@@ -167,7 +171,7 @@ pub fn run(spec: &TtlSpec, limit: Duration) -> Result<TtlResult, BenchError> {
                         objects,
                         threads: spec.threads as u32,
                         state: vec![0; owned],
-                        rng: Rng::new(t as u64 + 1),
+                        rng: XorShift::for_index(t as u64),
                         handled: 0,
                         finish: Arc::clone(&finish),
                     },
@@ -177,11 +181,11 @@ pub fn run(spec: &TtlSpec, limit: Duration) -> Result<TtlResult, BenchError> {
             .collect(),
     };
     if targets.set(mboxes.clone()).is_err() {
-        return Err(BenchError::Setup("targets set twice".into()));
+        return Err(BenchError::Harness("targets set twice".into()));
     }
     env.handle()
         .register_coop(coop)
-        .map_err(|e| BenchError::Setup(e.to_string()))?;
+        .map_err(setup("register the objects"))?;
     let start = Instant::now();
     for m in 0..spec.messages {
         let object = (m % spec.objects) as u32;
@@ -200,7 +204,9 @@ pub fn run(spec: &TtlSpec, limit: Duration) -> Result<TtlResult, BenchError> {
     env.run();
     io.wait_threads(Duration::from_secs(10));
     if finished.is_err() {
-        return Err(BenchError::Timeout(limit));
+        return Err(BenchError::Harness(format!(
+            "the run did not finish within {limit:?}"
+        )));
     }
     let handled = finish.handled.load(Ordering::Acquire);
     if handled != spec.handled() {
@@ -224,7 +230,7 @@ struct Ttl(u32);
 struct Object {
     targets: Arc<OnceLock<Vec<Mbox>>>,
     objects: u32,
-    rng: Rng,
+    rng: XorShift,
     handled: u64,
     finish: Arc<Finish>,
 }
@@ -234,7 +240,7 @@ impl Agent for Object {
         def.on(|o: &mut Object, _: &mut Ctx<Object>, Ttl(ttl): Ttl| {
             o.handled += 1;
             if ttl > 1 {
-                let to = o.rng.below(o.objects) as usize;
+                let to = o.rng.below(u64::from(o.objects)) as usize;
                 if let Some(targets) = o.targets.get() {
                     targets[to].send(Ttl(ttl - 1));
                 }
@@ -265,7 +271,7 @@ struct Processor {
     threads: u32,
     /// Per-object state (a message count), indexed by `object / threads`.
     state: Vec<u64>,
-    rng: Rng,
+    rng: XorShift,
     handled: u64,
     finish: Arc<Finish>,
 }
@@ -278,7 +284,7 @@ impl Agent for Processor {
                 *slot += 1;
             }
             if m.ttl > 1 {
-                let object = p.rng.below(p.objects);
+                let object = p.rng.below(u64::from(p.objects)) as u32;
                 if let Some(processors) = p.processors.get() {
                     processors[(object % p.threads) as usize].send(ObjMsg {
                         object,

@@ -1,5 +1,6 @@
 //! A private nats-server on a loopback port: started on a port it chooses, stopped on drop,
-//! and (for the soak) killed by pid and restarted on the same port.
+//! and (for the soak, `soak/remote.rs`) killed by pid and restarted on the same port. The
+//! `remote_rr` session starts one when nats-server is installed.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
