@@ -115,6 +115,9 @@ fn an_event_loop_serves_agents_woken_by_other_threads() {
         let _ = done_tx.send(());
     });
     let wakeups = loop_thread.join().expect("loop thread");
-    assert!(wakeups >= 1, "the other thread's sends woke the blocked loop");
+    assert!(
+        wakeups >= 1,
+        "the other thread's sends woke the blocked loop"
+    );
     done_rx.recv_timeout(common::DEADLINE).expect("env stopped");
 }

@@ -80,6 +80,7 @@ pub struct ThreadPoolBuilder {
     threads: usize,
     fifo: Fifo,
     max_demands_at_once: usize,
+    affinity: bool,
 }
 
 impl ThreadPoolBuilder {
@@ -92,6 +93,20 @@ impl ThreadPoolBuilder {
     /// FIFO per agent (default) or per coop.
     pub fn fifo(&mut self, fifo: Fifo) -> &mut Self {
         self.fifo = fifo;
+        self
+    }
+
+    /// Whether agents that message each other stay on one worker (default: on). On, a
+    /// worker that makes an agent ready while it has nothing else queued keeps that agent
+    /// for itself — a ping-pong, a ring or a request chain runs on one thread, with no wake-up
+    /// between threads per message — and wakes another worker only once it has more ready
+    /// than it takes next, or before it blocks in agentry's own waits (a request, a chain
+    /// receive). The price: an agent made ready by a handler that then blocks in anything
+    /// *else* (a `std` channel, a socket, a sleep) waits for that handler to return. Turn it
+    /// off for pools whose handlers block that way: every ready agent then wakes an idle
+    /// worker at once.
+    pub fn affinity(&mut self, on: bool) -> &mut Self {
+        self.affinity = on;
         self
     }
 
@@ -110,6 +125,7 @@ impl ThreadPoolBuilder {
             inner.address(),
             self.threads,
             self.max_demands_at_once,
+            self.affinity,
             Arc::clone(&inner.counters),
             Arc::downgrade(&inner.slab),
         ));
@@ -163,6 +179,7 @@ impl ThreadPoolDispatcher {
             threads: std::thread::available_parallelism().map_or(1, usize::from),
             fifo: Fifo::Agent,
             max_demands_at_once: 32,
+            affinity: true,
         }
     }
 

@@ -6,7 +6,8 @@
 //!   local deque (scheduled by that worker: a message between agents of the same pool stays on
 //!   the worker that sent it). Idle workers steal from the injector and from each other
 //!   (`crossbeam-deque`).
-//! - Affinity: a worker that schedules a queue into its *empty* deque wakes nobody — it takes
+//! - Affinity (on by default, `ThreadPoolBuilder::affinity`): a worker that schedules a
+//!   queue into its *empty* deque wakes nobody — it takes
 //!   that queue itself as soon as its current one yields, so agents that talk to each other
 //!   (a ping-pong, a ring, a request chain) stay on one worker instead of being stolen across
 //!   threads at every message. Once its deque holds more than the queue it is about to take,
@@ -77,6 +78,8 @@ pub(crate) struct Pool {
     pub(super) env: usize,
     pub(super) threads: usize,
     pub(super) max_demands_at_once: usize,
+    /// Ground rules: affinity (`ThreadPoolBuilder::affinity`).
+    affinity: bool,
     pub(crate) counters: Arc<EnvCounters>,
     injector: Injector<Arc<AgentQueue>>,
     stealers: OnceLock<Box<[Stealer<Arc<AgentQueue>>]>>,
@@ -106,6 +109,7 @@ impl Pool {
         env: usize,
         threads: usize,
         max_demands_at_once: usize,
+        affinity: bool,
         counters: Arc<EnvCounters>,
         slab: Weak<AgentSlab>,
     ) -> Self {
@@ -114,6 +118,7 @@ impl Pool {
             env,
             threads,
             max_demands_at_once,
+            affinity,
             counters,
             injector: Injector::new(),
             stealers: OnceLock::new(),
@@ -184,8 +189,8 @@ impl Pool {
         match scheduled {
             // This worker takes it next; it cannot leave the pool with it queued, so no other
             // thread needs to see it.
-            Ok(false) => {}
-            Ok(true) => self.wake_one_if_none_searching(),
+            Ok(false) if self.affinity => {}
+            Ok(_) => self.wake_one_if_none_searching(),
             Err(queue) => {
                 self.injector.push(queue);
                 self.wake_one_if_none_searching();

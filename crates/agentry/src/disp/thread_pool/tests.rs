@@ -43,6 +43,7 @@ fn pool() -> Arc<Pool> {
         0,
         1,
         8,
+        true,
         Arc::new(EnvCounters::default()),
         std::sync::Weak::new(),
     );
