@@ -32,9 +32,11 @@ pub static BENCH: BenchDef = BenchDef {
 const ASK_LIMIT: Duration = Duration::from_secs(30);
 
 fn cases(scale: Scale) -> Vec<Case> {
-    let n = scale.pick(400u64, 200_000, 1_000_000);
+    // Quick sizes keep the main job short: one task's round trips cost two cross-thread
+    // wake-ups each (5–30 µs on a loaded 2-core VM).
+    let n = scale.pick(400u64, 50_000, 1_000_000);
     let tasks: &[u64] = scale.pick(&[1, 4], &[1, 100, 1000], &[1, 100, 1000]);
-    let rounds = scale.pick(200u64, 200_000, 1_000_000);
+    let rounds = scale.pick(200u64, 20_000, 1_000_000);
     let mut cases = Vec::new();
     for &t in tasks {
         let label = format!("ask T={t} N={n}");
