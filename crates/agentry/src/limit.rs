@@ -150,12 +150,7 @@ impl LimitEntry {
         match reaction {
             Overload::Drop => {
                 counters.limit_dropped.fetch_add(1, Ordering::Relaxed);
-                agent
-                    .stats
-                    .rare()
-                    .limit_dropped
-                    .fetch_add(1, Ordering::Relaxed);
-                agent.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
+                agent.stats.count_limit_dropped();
                 self.trace(agent, Outcome::Dropped(DropReason::Overloaded));
                 Err(Refused::Overloaded(message))
             }
@@ -231,12 +226,7 @@ impl LimitEntry {
             .counters
             .redirect_loops
             .fetch_add(1, Ordering::Relaxed);
-        agent
-            .stats
-            .rare()
-            .limit_dropped
-            .fetch_add(1, Ordering::Relaxed);
-        agent.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
+        agent.stats.count_limit_dropped();
         self.trace(agent, Outcome::Dropped(DropReason::RedirectLoop));
         tracing::warn!(
             message = self.type_name,

@@ -112,6 +112,14 @@ impl AgentCounters {
         self.rare.get_or_init(Box::default)
     }
 
+    /// A message limit dropped a message (reaction `Drop`, or a redirect loop cut): it is
+    /// counted as limit-dropped and as dropped.
+    pub(crate) fn count_limit_dropped(&self) {
+        let rare = self.rare();
+        rare.limit_dropped.fetch_add(1, Ordering::Relaxed);
+        rare.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The rare counters if any was counted yet.
     pub(crate) fn rare_if_any(&self) -> Option<&RareCounters> {
         self.rare.get().map(|r| &**r)
