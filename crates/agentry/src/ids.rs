@@ -6,6 +6,7 @@
 //! - [`MboxId`] and [`CoopId`] come from process-wide 64-bit counters and are never reused.
 
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -90,3 +91,33 @@ counter_id!(
     NEXT_WATCH_ID,
     "watch"
 );
+
+/// A hasher for the runtime's own ids (`CoopId`, `MboxId`, ...), keys of its internal maps: the
+/// ids come from internal counters (nobody outside chooses them, so no flooding to guard
+/// against), and SipHash, the std default, costs more than the lookups it serves. Fibonacci
+/// hashing of the one `u64` an id writes; any other input is folded in 8 bytes at a time.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Builds [`IdHasher`]s: `HashMap<CoopId, V, IdHash>`.
+pub(crate) type IdHash = BuildHasherDefault<IdHasher>;

@@ -15,7 +15,7 @@
 use super::{CoopDeregistered, DeregListener, DeregReason, PanicReaction};
 use crate::agent::shared::AgentShared;
 use crate::error::{DeregisterError, RegisterError};
-use crate::ids::{CoopId, WatchId};
+use crate::ids::{CoopId, IdHash, WatchId};
 use crate::mbox::Mbox;
 use crate::supervision::SupervisorShared;
 use crate::watch::table::WatchTable;
@@ -35,7 +35,7 @@ struct Entry {
     parent: Option<CoopId>,
     /// A set: a coop may have many children (an acceptor, a hub), each removed on its own as
     /// it finishes.
-    children: HashSet<CoopId>,
+    children: HashSet<CoopId, IdHash>,
     agents: Vec<Arc<AgentShared>>,
     live_agents: usize,
     status: Status,
@@ -69,7 +69,7 @@ impl Actions {
 
 #[derive(Default)]
 pub(crate) struct Registry {
-    coops: HashMap<CoopId, Entry>,
+    coops: HashMap<CoopId, Entry, IdHash>,
     pub(crate) watches: WatchTable,
 }
 
@@ -176,7 +176,7 @@ impl Registry {
             id,
             Entry {
                 parent,
-                children: HashSet::new(),
+                children: HashSet::default(),
                 agents,
                 live_agents,
                 status: Status::Registered,
