@@ -115,6 +115,8 @@ pub mod mchain;
 #[cfg(not(loom))]
 mod message;
 #[cfg(not(loom))]
+pub mod prelude;
+#[cfg(not(loom))]
 mod priority;
 #[cfg(not(loom))]
 mod request;
@@ -143,7 +145,7 @@ pub use crate::{
     error::{
         BindError, BuildError, ChainSendError, DefineError, DeregisterError, HookKind, MchainError,
         NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StartFailure,
-        StateError, StepFailure, StopGuardError, TestError, TryRecvError, UserError,
+        StateError, StopGuardError, TryRecvError, UserError,
     },
     error::{SupervisionError, TraceError, WatchError},
     ids::{AgentId, CoopId, MboxId, WatchId},
