@@ -15,8 +15,8 @@
 //! cargo run -p agentry-examples --example dispatchers
 //! ```
 
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::OneThreadDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder};
 use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mchain};
 use std::collections::BTreeSet;

@@ -17,7 +17,7 @@
 //! cargo run -p agentry-examples --example overload
 //! ```
 
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, Define, DefineError, Env, EnvStats, Overload, SendError};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;

@@ -19,7 +19,7 @@
 //! cargo run -p agentry-examples --example request_reply
 //! ```
 
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, Define, DefineError, DeregReason, Env, Mbox, ReplyTo, Request, RequestError};
 use std::collections::HashMap;
 use std::sync::mpsc;

@@ -28,15 +28,17 @@ mod event_lanes;
 #[allow(unsafe_code)]
 pub(crate) mod execute;
 mod local_queue;
-pub mod one_thread;
+pub(crate) mod one_thread;
 mod prio_one_thread;
-pub mod thread_pool;
+pub(crate) mod thread_pool;
 
 pub use active_group::ActiveGroupDispatcher;
 pub use active_obj::ActiveObjDispatcher;
 pub use engine::Driver;
 pub(crate) use engine::serves_a_queue;
+pub use one_thread::OneThreadDispatcher;
 pub use prio_one_thread::PrioOneThreadDispatcher;
+pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};
 
 use crate::demand::Demand;
 use crate::env::EnvInner;
@@ -198,7 +200,7 @@ pub struct DispatcherStats {
 }
 
 /// Binds agents to a dispatcher. Obtained from a dispatcher handle, e.g.
-/// [`OneThreadDispatcher::binder`](one_thread::OneThreadDispatcher::binder); pass it to
+/// [`OneThreadDispatcher::binder`]; pass it to
 /// [`Coop::add_with`](crate::Coop::add_with) or [`Coop::set_binder`](crate::Coop::set_binder).
 #[derive(Clone, Debug)]
 pub struct Binder(BinderKind);

@@ -31,8 +31,8 @@ use crate::demand::Demand;
 use crate::destination::Destination;
 use crate::destination::sealed::Timed;
 use crate::disp::Driver;
-use crate::disp::one_thread::OneThreadDispatcher;
-use crate::disp::thread_pool::ThreadPoolDispatcher;
+use crate::disp::OneThreadDispatcher;
+use crate::disp::ThreadPoolDispatcher;
 use crate::disp::{BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats};
 use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,

@@ -5,7 +5,7 @@
 mod common;
 
 use agentry::disp::Binder;
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, CoopId, Ctx, DeregReason, DeregisterError, Env, EnvHandle, UserError};
 use common::{Log, recv, run_env};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -3,8 +3,8 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::OneThreadDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, MultiMbox, UserError};
 use common::{recv, wait_until};
 use std::sync::Arc;

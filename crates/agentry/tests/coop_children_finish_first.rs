@@ -4,7 +4,7 @@
 mod common;
 
 use agentry::disp::Binder;
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, CoopDeregistered, CoopId, Ctx, Define, DefineError, DeregReason, Env, Mbox};
 use common::{Gate, Log, gate, recv};
 use std::sync::mpsc;

@@ -7,7 +7,7 @@
 
 mod common;
 
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::{
     Agent, AgentId, Ctx, Define, DefineError, DeregReason, Env, Mbox, RegisterError, UserError,
 };

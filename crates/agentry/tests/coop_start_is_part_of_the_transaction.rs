@@ -237,8 +237,8 @@ fn started_agents_hold_messages_until_the_coop_has_started_then_handle_them_in_o
     let h = env.handle().clone();
     let log = Log::default();
     let (waiting, key) = gate();
-    let a = agentry::disp::one_thread::OneThreadDispatcher::new(&h, "a").expect("a");
-    let b = agentry::disp::one_thread::OneThreadDispatcher::new(&h, "b").expect("b");
+    let a = agentry::disp::OneThreadDispatcher::new(&h, "a").expect("a");
+    let b = agentry::disp::OneThreadDispatcher::new(&h, "b").expect("b");
     let binders = [a.binder(), b.binder()];
     let members = vec![Starts::Fine, Starts::Waits(waiting)];
     let (coop, mboxes, _gone) = coop_of(&h, members, |n| binders[n].clone(), &log);
@@ -298,8 +298,8 @@ fn what_a_started_agent_held_is_dropped_and_counted_when_a_sibling_fails() {
     let h = env.handle().clone();
     let log = Log::default();
     let (waiting, key) = gate();
-    let a = agentry::disp::one_thread::OneThreadDispatcher::new(&h, "a").expect("a");
-    let b = agentry::disp::one_thread::OneThreadDispatcher::new(&h, "b").expect("b");
+    let a = agentry::disp::OneThreadDispatcher::new(&h, "a").expect("a");
+    let b = agentry::disp::OneThreadDispatcher::new(&h, "b").expect("b");
     let binders = [a.binder(), b.binder()];
     let members = vec![Starts::Fine, Starts::WaitsThenRefuses(waiting)];
     let (coop, mboxes, gone) = coop_of(&h, members, |n| binders[n].clone(), &log);

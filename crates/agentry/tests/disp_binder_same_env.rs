@@ -5,7 +5,7 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, BindError, Ctx, Define, DefineError, Env, RegisterError};
 
 struct Ping;

@@ -5,8 +5,8 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::OneThreadDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::disp::{ActiveObjDispatcher, Binder, DefaultDispatcher};
 use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, UserError};
 use common::recv;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, BuildError, Ctx, Define, DefineError, Env, Mbox};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};

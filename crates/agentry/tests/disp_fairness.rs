@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, RequestError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

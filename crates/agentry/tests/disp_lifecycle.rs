@@ -8,9 +8,9 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
+use agentry::disp::OneThreadDispatcher;
 use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, DispatcherStats};
+use agentry::disp::{Fifo, ThreadPoolDispatcher};
 use agentry::{
     Agent, CoopDeregistered, CoopId, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
     RegisterError,

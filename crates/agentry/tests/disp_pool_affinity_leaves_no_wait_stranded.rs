@@ -6,7 +6,7 @@
 
 mod common;
 
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::mchain::Mchain;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
 use common::{DEADLINE, recv};

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{Agent, Ctx, Define, DefineError, Env, MultiMbox};
 use common::{recv, wait_stats};
 use std::sync::Arc;

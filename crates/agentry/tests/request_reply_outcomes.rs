@@ -7,7 +7,7 @@
 
 mod common;
 
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{
     Agent, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, PanicReaction, ReplyTo,
     Request, RequestError,
@@ -372,7 +372,7 @@ fn same_thread_is_detected_exactly_where_one_thread_serves_both() {
 /// returns, i.e. it deadlocks until its timeout. It should be `SameThread`.
 #[test]
 fn a_request_to_a_coop_sibling_on_a_fifo_coop_pool_is_same_thread() {
-    use agentry::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
+    use agentry::disp::{Fifo, ThreadPoolDispatcher};
     /// Requests with a short timeout, so that the deadlock shows as `Timeout`.
     struct ShortRelay {
         to: Mbox,

@@ -9,7 +9,7 @@
 
 use super::support::{Tally, env, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::{Agent, Ctx, Define, DefineError};
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,8 @@
 //! `Env::run` returns.
 
 use crate::harness::BenchError;
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::ThreadPoolDispatcher;
+use agentry::disp::OneThreadDispatcher;
+use agentry::disp::ThreadPoolDispatcher;
 use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder};
 use agentry::{Env, EnvHandle};
 use std::sync::atomic::{AtomicU64, Ordering};

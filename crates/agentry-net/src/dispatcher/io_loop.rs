@@ -17,7 +17,7 @@ use crate::ids::IoKey;
 use crate::reactor::{self, IoReady, LoopState, WAKER_TOKEN};
 use crate::stats::Counters;
 use agentry::disp::Driver;
-use agentry::disp::one_thread::OneThreadDispatcher;
+use agentry::disp::OneThreadDispatcher;
 use agentry::{EnvHandle, Mbox};
 use mio::{Events, Poll, Waker};
 use std::io;

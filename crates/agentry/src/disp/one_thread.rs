@@ -53,7 +53,7 @@ impl DispatcherCore for Core {
 /// environment shuts down.
 ///
 /// ```
-/// use agentry::{UserError, Agent, Ctx, Env, disp::one_thread::OneThreadDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Env, disp::OneThreadDispatcher};
 ///
 /// struct Worker;
 /// impl Agent for Worker {

@@ -6,7 +6,7 @@
 //! bodies, type-erased payloads and handlers) for undefined behaviour and data races.
 
 use crate::disp::Binder;
-use crate::disp::one_thread::OneThreadDispatcher;
+use crate::disp::OneThreadDispatcher;
 use crate::disp::prio_one_thread::PrioOneThreadDispatcher;
 use crate::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
 use crate::supervision::{Backoff, Strategy, Supervision};

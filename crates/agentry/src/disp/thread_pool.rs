@@ -154,7 +154,7 @@ impl ThreadPoolBuilder {
 /// Handle of a `thread_pool` dispatcher.
 ///
 /// ```
-/// use agentry::{UserError, Agent, Ctx, Env, disp::thread_pool::ThreadPoolDispatcher};
+/// use agentry::{UserError, Agent, Ctx, Env, disp::ThreadPoolDispatcher};
 ///
 /// struct Worker;
 /// impl Agent for Worker {

@@ -5,9 +5,9 @@
 
 #![allow(dead_code)]
 
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
+use agentry::disp::OneThreadDispatcher;
 use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder, PrioOneThreadDispatcher};
+use agentry::disp::{Fifo, ThreadPoolDispatcher};
 use agentry::{Env, EnvHandle, EnvStats};
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};

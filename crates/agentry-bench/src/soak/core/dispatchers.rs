@@ -2,9 +2,9 @@
 
 use crate::xorshift::XorShift;
 use agentry::EnvHandle;
-use agentry::disp::one_thread::OneThreadDispatcher;
-use agentry::disp::thread_pool::{Fifo, ThreadPoolDispatcher};
+use agentry::disp::OneThreadDispatcher;
 use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder, PrioOneThreadDispatcher};
+use agentry::disp::{Fifo, ThreadPoolDispatcher};
 
 /// A dispatcher configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
