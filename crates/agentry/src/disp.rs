@@ -38,6 +38,9 @@ pub use engine::Driver;
 pub(crate) use engine::serves_a_queue;
 pub use one_thread::OneThreadDispatcher;
 pub use prio_one_thread::PrioOneThreadDispatcher;
+/// Called by agentry's own blocking waits (a request, a chain receive) before the calling
+/// thread blocks: a dispatcher thread hands over what it holds (the pool's affinity).
+pub(crate) use thread_pool::before_blocking;
 pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};
 
 use crate::demand::Demand;

@@ -92,7 +92,7 @@ impl<R> ReplySlot<R> {
     /// Blocks until the outcome is stored or `timeout` passes.
     pub(crate) fn wait(&self, timeout: Duration) -> Result<R, RequestError> {
         let deadline = Instant::now().checked_add(timeout);
-        crate::disp::thread_pool::before_blocking();
+        crate::disp::before_blocking();
         let mut state = self.state.lock();
         loop {
             if let SlotState::Done(_) = *state {

@@ -144,7 +144,7 @@ impl Chain {
                         return Err((payload, Refusal::Full));
                     }
                     let deadline = Instant::now().checked_add(timeout);
-                    crate::disp::thread_pool::before_blocking();
+                    crate::disp::before_blocking();
                     while !state.closed && state.queue.len() >= capacity {
                         let timed_out = match deadline {
                             Some(d) => self.room.wait_until(&mut state, d).timed_out(),

@@ -40,7 +40,7 @@ impl Waiter {
     /// Waits until woken or `deadline` (`None`: no deadline); false if the deadline passed
     /// first. Clears the flag.
     pub(super) fn wait(&self, deadline: Option<Instant>) -> bool {
-        crate::disp::thread_pool::before_blocking();
+        crate::disp::before_blocking();
         let mut woken = self.woken.lock();
         while !*woken {
             match deadline {

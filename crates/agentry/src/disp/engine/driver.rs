@@ -2,9 +2,9 @@
 //! io dispatcher of agentry-net, the testing kit).
 
 use super::queue::Queue;
-use super::serve::BATCH;
+use super::serve::{BATCH, Part};
 use super::server::Server;
-use crate::demand::{Demand, Kind};
+use crate::demand::Demand;
 use crate::disp::execute::Observer;
 use crate::error::BuildError;
 use std::fmt;
@@ -30,13 +30,16 @@ pub struct Driver {
 /// there before it turns to the other part.
 #[derive(Debug)]
 struct Cursor {
-    remote: bool,
+    part: Part,
     left: usize,
 }
 
 impl Cursor {
     fn turn(&mut self) {
-        self.remote = !self.remote;
+        self.part = match self.part {
+            Part::Local => Part::Remote,
+            Part::Remote => Part::Local,
+        };
         self.left = BATCH;
     }
 }
@@ -49,7 +52,7 @@ impl Driver {
         Ok(Driver {
             server,
             cursor: Cursor {
-                remote: false,
+                part: Part::Local,
                 left: BATCH,
             },
         })
@@ -86,12 +89,12 @@ impl Driver {
     fn next_fifo(&mut self) -> Option<Demand> {
         let mut empty_parts = 0;
         loop {
-            let next = if self.cursor.remote {
-                self.server.pop_remote(0)
-            } else {
-                self.server.pop_local(0)
+            let part = self.cursor.part;
+            let next = match part {
+                Part::Local => self.server.pop_local(0),
+                Part::Remote => self.server.pop_remote(0),
             };
-            let Some(mut demand) = next else {
+            let Some(demand) = next else {
                 empty_parts += 1;
                 if empty_parts == 2 {
                     return None;
@@ -100,22 +103,13 @@ impl Driver {
                 continue;
             };
             empty_parts = 0;
-            let from_remote = self.cursor.remote;
             self.cursor.left -= 1;
             if self.cursor.left == 0 {
                 self.cursor.turn();
             }
-            if demand.kind == Kind::FINISH {
-                // Finish barrier: behind what the other part holds.
-                demand.kind = Kind::FINISH_NOW;
-                if from_remote {
-                    self.server.push_local(0, demand);
-                } else {
-                    self.server.push_remote(0, demand);
-                }
-                continue;
+            if let Some(demand) = self.server.through_barrier(0, demand, part) {
+                return Some(demand);
             }
-            return Some(demand);
         }
     }
 
@@ -125,13 +119,10 @@ impl Driver {
     fn next_prioritized(&mut self) -> Option<Demand> {
         loop {
             self.absorb_remote();
-            let mut demand = self.server.pop_local(0)?;
-            if demand.kind == Kind::FINISH {
-                demand.kind = Kind::FINISH_NOW;
-                self.server.push_remote(0, demand);
-                continue;
+            let demand = self.server.pop_local(0)?;
+            if let Some(demand) = self.server.through_barrier(0, demand, Part::Local) {
+                return Some(demand);
             }
-            return Some(demand);
         }
     }
 
