@@ -47,7 +47,7 @@ pub struct TaskId(pub u64);
 pub struct TaskPanicked {
     /// Which future panicked.
     pub task: TaskId,
-    /// The panic's message (`"<non-string panic payload>"` when it was not a string).
+    /// The panic's message (as [`agentry::panic_message`] words it).
     pub message: String,
     payload: Box<dyn Any + Send>,
 }
@@ -129,7 +129,7 @@ impl Tasks {
                     Err(_) => Outcome::Undelivered,
                 },
                 Err(payload) => {
-                    let message = panic_message(payload.as_ref());
+                    let message = agentry::panic_message(payload.as_ref());
                     agent.send(TaskPanicked {
                         task: id,
                         message,
@@ -203,15 +203,5 @@ impl Drop for Ending {
                 Outcome::Cancelled => c.cancelled += 1,
             }
         });
-    }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic payload>".to_owned()
     }
 }

@@ -138,8 +138,10 @@ impl StartFailure {
     }
 }
 
-/// The message of a caught panic (its payload, when it is a string).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic (its payload, when it is a string), worded as agentry words
+/// it wherever it reports one (`RegisterError::DefinePanicked`, a handler's panic, a future's
+/// `TaskPanicked` in agentry-tokio).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&'static str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {

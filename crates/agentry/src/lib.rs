@@ -147,7 +147,7 @@ pub use crate::{
         NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StartFailure,
         StateError, StopGuardError, TryRecvError, UserError,
     },
-    error::{SupervisionError, TraceError, WatchError},
+    error::{SupervisionError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
     mbox::{Mbox, MultiMbox},

@@ -432,15 +432,7 @@ fn run_once(case: &mut Case) -> Result<(Sample, Duration), BenchError> {
     }
 }
 
-/// The message of a caught panic.
-#[must_use]
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".to_owned())
-}
+pub use agentry::panic_message;
 
 fn check_declaration(phases: &[PhaseSpec]) -> Result<(), BenchError> {
     if phases.is_empty() {
