@@ -16,7 +16,10 @@
 //!   per-subject order.
 //! - **Every envelope that does not arrive is accounted for exactly once**: the sender got
 //!   it back (`SendError`), or it is in one of `overflow_dropped`, `lost_in_flight`,
-//!   `dropped_on_close` (outbound), or a rejection counter / `unrouted` (inbound). Requests
+//!   `dropped_on_close`, `unconfirmed` (outbound), or a rejection counter / `unrouted`
+//!   (inbound). With receipts on (NATS, the default) a plain message is settled only by a
+//!   receiving gateway's confirmation or by `unconfirmed`: what a dying connection swallowed
+//!   is sent again ([`receipts`]). Requests
 //!   additionally complete exactly once: the pending entry is removed under its lock by
 //!   whoever completes it (reply, failure, timeout, loss, disconnect, close).
 //! - **Locks are leaves.** The queue lock and the pending lock are never held together
@@ -25,6 +28,7 @@
 
 pub(crate) mod outbound;
 pub(crate) mod pending;
+pub(crate) mod receipts;
 pub(crate) mod routes;
 
 use crate::envelope::Envelope;
@@ -37,6 +41,7 @@ use agentry::MultiMbox;
 use bytes::Bytes;
 use outbound::{OutKind, OutMsg, Overflow, Queue, Refused};
 use pending::{Pending, ReplyData, Waiter};
+use receipts::{ReceiptConfig, Window};
 use routes::{Inbound, RouteTable};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -60,6 +65,8 @@ pub(crate) struct CoreConfig {
     pub(crate) overflow: Overflow,
     pub(crate) max_payload: usize,
     pub(crate) events: Option<MultiMbox>,
+    /// Delivery receipts for plain messages (`None`: at most once).
+    pub(crate) receipts: Option<ReceiptConfig>,
 }
 
 type Tables = HashMap<String, Vec<Arc<RouteTable>>>;
@@ -67,12 +74,16 @@ type Tables = HashMap<String, Vec<Arc<RouteTable>>>;
 pub(crate) struct Core {
     pub(crate) scheme: Scheme,
     pub(crate) gateway_id: String,
+    /// `gateway_id`, as receipts carry it.
+    receipt_from: Arc<str>,
     pub(crate) registry: Registry,
     pub(crate) counters: Counters,
     max_payload: AtomicUsize,
     capacity: usize,
     overflow: Overflow,
     queue: Mutex<Queue>,
+    /// Plain messages awaiting a receipt (receipts on only).
+    window: Option<Mutex<Window>>,
     pub(crate) pending: Pending,
     next_corr: AtomicU64,
     next_route: AtomicU64,
@@ -104,6 +115,7 @@ impl Core {
             Scheme::new(&config.namespace, &gateway_id).map_err(crate::StartError::Namespace)?;
         let core = Arc::new(Core {
             scheme,
+            receipt_from: gateway_id.as_str().into(),
             gateway_id,
             registry,
             counters: Counters::default(),
@@ -111,6 +123,7 @@ impl Core {
             capacity: config.capacity.max(1),
             overflow: config.overflow,
             queue: Mutex::new(Queue::new()),
+            window: config.receipts.map(|c| Mutex::new(Window::new(c))),
             pending: Pending::default(),
             next_corr: AtomicU64::new(1),
             next_route: AtomicU64::new(1),
@@ -167,10 +180,24 @@ impl Core {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn window(&self) -> Option<std::sync::MutexGuard<'_, Window>> {
+        self.window
+            .as_ref()
+            .map(|w| w.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
     pub(crate) fn stats(&self) -> RemoteStats {
         let buffered = self.queue().items.len();
-        self.counters
-            .snapshot(self.is_connected(), buffered, self.pending.len())
+        let pending = self.pending.len();
+        // The counters of settled messages are read under the window's lock, where they
+        // change: a message is always either awaiting its receipt or counted.
+        let window = self.window();
+        self.counters.snapshot(
+            self.is_connected(),
+            buffered,
+            window.as_ref().map_or(0, |w| w.len()),
+            pending,
+        )
     }
 
     pub(crate) fn event(&self, e: RemoteEvent) {
@@ -184,16 +211,8 @@ impl Core {
     /// Hands an envelope to the transport: directly when possible (NATS, connected, nothing
     /// buffered or in the writer's hands — so a sender's order is kept), else through the
     /// outbound buffer (overflow policy applied, writer woken).
-    pub(crate) fn enqueue(&self, msg: OutMsg) -> Result<(), Refused> {
-        if let Some(Kick::Nats { client, .. }) = self.kick.get()
-            && self.is_connected()
-            && self.in_hand.load(Ordering::Acquire) == 0
-            && {
-                let q = self.queue();
-                !q.closed && q.items.is_empty()
-            }
-            && crate::nats::publish_now(client, &msg)
-        {
+    pub(crate) fn enqueue(&self, mut msg: OutMsg) -> Result<(), Refused> {
+        if self.publish_direct(&mut msg) {
             self.count_sent(msg.kind);
             return Ok(());
         }
@@ -218,6 +237,40 @@ impl Core {
         Ok(())
     }
 
+    /// Publishes `msg` on the caller's thread if that keeps order and needs no wait: NATS,
+    /// connected, nothing buffered or in the writer's hands, and — for a plain message with
+    /// receipts on — room in the window and nothing waiting to be sent again (the message
+    /// is numbered and tracked under the window's lock, so numbers follow publication).
+    fn publish_direct(&self, msg: &mut OutMsg) -> bool {
+        let Some(Kick::Nats { client, .. }) = self.kick.get() else {
+            return false;
+        };
+        if !self.is_connected() || self.in_hand.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        {
+            let q = self.queue();
+            if q.closed || !q.is_empty() {
+                return false;
+            }
+        }
+        match self.window() {
+            Some(mut window) if msg.kind == OutKind::Message => {
+                if !window.takes_direct() {
+                    return false;
+                }
+                window.track(&self.receipt_from, msg, Instant::now());
+                if crate::nats::publish_now(client, msg) {
+                    return true;
+                }
+                window.forget_last();
+                msg.envelope.receipt = None;
+                false
+            }
+            _ => crate::nats::publish_now(client, msg),
+        }
+    }
+
     pub(crate) fn kick(&self) {
         match self.kick.get() {
             Some(Kick::Nats { wake, .. }) => wake.notify_one(),
@@ -230,13 +283,116 @@ impl Core {
         }
     }
 
-    /// Moves up to `max` envelopes into `out` (they are "in hand" until
-    /// [`done_writing`](Self::done_writing)).
+    /// Moves up to `max` envelopes into `out` — confirmations first, plain messages only
+    /// while the receipt window has room — and readies them for the wire: a plain message
+    /// is numbered and tracked for its receipt, a request whose caller has stopped waiting
+    /// (it timed out while buffered) is dropped and counted (`expired_unsent`). They are
+    /// "in hand" until [`done_writing`](Self::done_writing).
     pub(crate) fn drain(&self, out: &mut Vec<OutMsg>, max: usize) {
-        let mut q = self.queue();
-        let n = q.items.len().min(max);
-        out.extend(q.items.drain(..n));
-        self.in_hand.store(n, Ordering::Release);
+        let room = self.window().map(|w| w.room());
+        {
+            // `in_hand` is set under the queue's lock: a sender that finds the queue empty
+            // also finds the batch in hand, and does not overtake it.
+            let mut q = self.queue();
+            let n = q.take(out, max, room);
+            self.in_hand.store(n, Ordering::Release);
+        }
+        out.retain(|m| {
+            let expired = m.kind == OutKind::Request
+                && m.request.is_some_and(|corr| !self.pending.contains(corr));
+            if expired {
+                inc(&self.counters.expired_unsent);
+            }
+            !expired
+        });
+        if let Some(mut window) = self.window() {
+            let now = Instant::now();
+            for m in out.iter_mut().filter(|m| m.kind == OutKind::Message) {
+                window.track(&self.receipt_from, m, now);
+            }
+        }
+    }
+
+    /// Handing `msg` to the transport failed: lost, unless its receipt window keeps it to
+    /// send again.
+    pub(crate) fn publish_failed(&self, msg: OutMsg) {
+        if msg.envelope.receipt.is_none() {
+            self.lose(msg, LossReason::InFlight);
+        }
+    }
+
+    /// While connected: the unconfirmed messages to send again now; gives up (and
+    /// reports) those unconfirmed for the receipt timeout.
+    pub(crate) fn receipts_due(&self) -> Vec<OutMsg> {
+        let Some(mut window) = self.window() else {
+            return Vec::new();
+        };
+        let due = window.due(Instant::now());
+        // Counted under the window's lock, so that `stats` never sees a message neither
+        // awaiting its receipt nor counted.
+        let expired: Vec<(OutMsg, u64)> = due
+            .expired
+            .into_iter()
+            .map(|m| (m, self.count_loss(LossReason::Unconfirmed)))
+            .collect();
+        self.counters
+            .resent
+            .fetch_add(due.resend.len() as u64, Ordering::Relaxed);
+        drop(window);
+        for (m, n) in expired {
+            self.report_loss(m, LossReason::Unconfirmed, n);
+        }
+        due.resend
+    }
+
+    /// When [`receipts_due`](Self::receipts_due) next has work (`None`: receipts off).
+    pub(crate) fn next_receipt_due(&self) -> Option<Instant> {
+        self.window().map(|w| w.next_due(Instant::now()))
+    }
+
+    /// A receiving gateway's confirmations arrived.
+    pub(crate) fn confirm(&self, payload: &[u8]) -> Result<(), DecodeError> {
+        let ranges = receipts::decode_confirmations(payload)?;
+        let now = Instant::now();
+        let Some(mut window) = self.window() else {
+            return Ok(());
+        };
+        let confirmed: usize = ranges
+            .into_iter()
+            .map(|(first, count)| window.confirm(first, count, now))
+            .sum();
+        // Counted under the window's lock (see `receipts_due`).
+        self.counters
+            .confirmed
+            .fetch_add(confirmed as u64, Ordering::Relaxed);
+        drop(window);
+        if confirmed > 0 {
+            // The window has room again, and `wait_settled` may be done.
+            self.kick();
+            self.notify_state();
+        }
+        Ok(())
+    }
+
+    /// Sends the confirmations `table` owes (its subscription has nothing more to read).
+    pub(crate) fn send_confirmations(&self, table: &RouteTable) {
+        for (from, seqs) in table.inbox().take_confirmations(Instant::now()) {
+            let msg = OutMsg {
+                subject: self.scheme.confirmation_subject(&from).into(),
+                reply: None,
+                envelope: Envelope::bare(),
+                payload: receipts::encode_confirmations(seqs),
+                request: None,
+                kind: OutKind::Confirmation,
+            };
+            // Refused only when closed: the sender then reports it unconfirmed.
+            let _ = self.enqueue(msg);
+        }
+    }
+
+    /// Every accepted plain message confirmed or reported, and nothing left to send.
+    pub(crate) fn is_settled(&self) -> bool {
+        self.is_drained() && self.window().is_none_or(|w| w.len() == 0)
     }
 
     /// The writer handed over (or accounted for) what it took.
@@ -248,7 +404,7 @@ impl Core {
     /// Nothing buffered and nothing in the writer's hands.
     pub(crate) fn is_drained(&self) -> bool {
         let q = self.queue();
-        q.items.is_empty() && self.in_hand.load(Ordering::Acquire) == 0
+        q.is_empty() && self.in_hand.load(Ordering::Acquire) == 0
     }
 
     fn notify_state(&self) {
@@ -293,17 +449,33 @@ impl Core {
     }
 
     pub(crate) fn queue_len(&self) -> usize {
-        self.queue().items.len()
+        let q = self.queue();
+        q.items.len() + q.confirmations.len()
     }
 
     /// Accounts for an envelope that will not be sent.
     pub(crate) fn lose(&self, msg: OutMsg, reason: LossReason) {
-        let (counter, err) = match reason {
-            LossReason::Overflow => (&self.counters.overflow_dropped, RequestError::BufferFull),
-            LossReason::InFlight => (&self.counters.lost_in_flight, RequestError::Disconnected),
-            LossReason::Closed => (&self.counters.dropped_on_close, RequestError::Closed),
+        let n = self.count_loss(reason);
+        self.report_loss(msg, reason, n);
+    }
+
+    /// Counts a loss; returns the reason's new total.
+    fn count_loss(&self, reason: LossReason) -> u64 {
+        inc(match reason {
+            LossReason::Overflow => &self.counters.overflow_dropped,
+            LossReason::InFlight => &self.counters.lost_in_flight,
+            LossReason::Closed => &self.counters.dropped_on_close,
+            LossReason::Unconfirmed => &self.counters.unconfirmed,
+        })
+    }
+
+    /// Logs and reports a counted loss (the `n`-th of its reason), failing its request.
+    fn report_loss(&self, msg: OutMsg, reason: LossReason, n: u64) {
+        let err = match reason {
+            LossReason::Overflow => RequestError::BufferFull,
+            LossReason::InFlight | LossReason::Unconfirmed => RequestError::Disconnected,
+            LossReason::Closed => RequestError::Closed,
         };
-        let n = inc(counter);
         if throttled(n) {
             tracing::warn!(subject = %msg.subject, ?reason, total = n, "outbound envelope lost");
         }
@@ -321,15 +493,18 @@ impl Core {
 
     /// Counts an envelope handed to the transport.
     pub(crate) fn count_sent(&self, kind: OutKind) {
+        let counter = match kind {
+            OutKind::Message => None,
+            OutKind::Request => Some(&self.counters.requests_sent),
+            OutKind::Reply => Some(&self.counters.replies_sent),
+            OutKind::Confirmation => {
+                inc(&self.counters.confirmations_sent);
+                return;
+            }
+        };
         inc(&self.counters.sent);
-        match kind {
-            OutKind::Message => {}
-            OutKind::Request => {
-                inc(&self.counters.requests_sent);
-            }
-            OutKind::Reply => {
-                inc(&self.counters.replies_sent);
-            }
+        if let Some(c) = counter {
+            inc(c);
         }
     }
 
@@ -364,6 +539,9 @@ impl Core {
             return;
         }
         inc(&self.counters.disconnects);
+        if let Some(mut w) = self.window() {
+            w.disconnected();
+        }
         self.notify_state();
         tracing::warn!(gateway = %self.gateway_id, "disconnected; buffering sends");
         self.event(RemoteEvent::Disconnected);
@@ -476,6 +654,12 @@ impl Core {
             Ok(e) => e,
             Err(e) => return fail(self, e),
         };
+        if let Some(receipt) = &envelope.receipt
+            && !table.inbox().first_time(receipt, Instant::now())
+        {
+            inc(&self.counters.duplicates_dropped);
+            return;
+        }
         let Some(tag) = &envelope.tag else {
             return fail(
                 self,
@@ -596,10 +780,15 @@ impl Core {
         let leftovers: Vec<OutMsg> = {
             let mut q = self.queue();
             q.closed = true;
+            q.confirmations.clear();
             q.items.drain(..).collect()
         };
         for m in leftovers {
             self.lose(m, LossReason::Closed);
+        }
+        let unconfirmed = self.window().map(|mut w| w.take_all()).unwrap_or_default();
+        for m in unconfirmed {
+            self.lose(m, LossReason::Unconfirmed);
         }
         for w in self.pending.close() {
             w.complete(Err(RequestError::Closed));

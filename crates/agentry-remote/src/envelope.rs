@@ -10,6 +10,7 @@
 //! | codec | `Agentry-Codec: postcard` / `postcard+zstd` / `postcard+zstd;dict=7` | `u8` (+ `u32` dictionary id) | how to turn the payload back into bytes postcard can read |
 //! | correlation id | `Agentry-Corr: 42` (requests and replies only) | `u64` | matches a reply to its request |
 //! | failure | `Agentry-Error: no-handler` (failed replies only) | `u8` | why a request got no reply; no type, no payload |
+//! | receipt | `Agentry-Receipt: <gateway-id> <seq> <low>` (plain messages over NATS with receipts on) | — | asks the receiving gateway to confirm message `seq` of the sending gateway; every message of that sender below `low` is already confirmed (see `core/receipts.rs`) |
 //!
 //! Type name and version are required unless a failure is present. Header values and frame
 //! fields are validated as strictly as they are written: unknown codecs, failures, stray
@@ -31,12 +32,15 @@ pub const HEADER_CODEC: &str = "Agentry-Codec";
 pub const HEADER_CORR: &str = "Agentry-Corr";
 /// Header carrying a request's failure.
 pub const HEADER_ERROR: &str = "Agentry-Error";
+/// Header carrying a delivery receipt request.
+pub const HEADER_RECEIPT: &str = "Agentry-Receipt";
 
 const H_TYPE: HeaderName = HeaderName::from_static(HEADER_TYPE);
 const H_VERSION: HeaderName = HeaderName::from_static(HEADER_VERSION);
 const H_CODEC: HeaderName = HeaderName::from_static(HEADER_CODEC);
 const H_CORR: HeaderName = HeaderName::from_static(HEADER_CORR);
 const H_ERROR: HeaderName = HeaderName::from_static(HEADER_ERROR);
+const H_RECEIPT: HeaderName = HeaderName::from_static(HEADER_RECEIPT);
 
 /// A message type's wire identity: its registered name and version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,6 +62,21 @@ pub struct Envelope {
     pub corr: Option<u64>,
     /// Why the request failed (failed replies only).
     pub failure: Option<RemoteFailure>,
+    /// The sender asks for a delivery receipt (plain messages with receipts on).
+    pub receipt: Option<Receipt>,
+}
+
+/// A plain message's request for a delivery receipt: who sent it and its place in the
+/// sender's sequence (see [`Envelope`]'s table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The sending gateway's id; receipts go to its reply subjects.
+    pub from: Arc<str>,
+    /// The message's number in the sender's sequence (unique per sending gateway).
+    pub seq: u64,
+    /// Every message of this sender numbered below `low` is confirmed already: the receiver
+    /// may forget them.
+    pub low: u64,
 }
 
 impl Envelope {
@@ -68,6 +87,18 @@ impl Envelope {
             codec,
             corr,
             failure: None,
+            receipt: None,
+        }
+    }
+
+    /// The empty envelope of a transport's own message (receipt confirmations): no headers.
+    pub(crate) fn bare() -> Envelope {
+        Envelope {
+            tag: None,
+            codec: Codec::Postcard,
+            corr: None,
+            failure: None,
+            receipt: None,
         }
     }
 
@@ -79,6 +110,7 @@ impl Envelope {
             codec: Codec::Postcard,
             corr,
             failure: Some(failure),
+            receipt: None,
         }
     }
 
@@ -97,19 +129,28 @@ impl Envelope {
         if let Some(f) = self.failure {
             h.insert(H_ERROR, HeaderValue::from(f.code().to_owned()));
         }
+        if let Some(r) = &self.receipt {
+            // invariant: gateway ids are base-32 tokens, so no CR/LF.
+            h.insert(
+                H_RECEIPT,
+                HeaderValue::from(format!("{} {} {}", r.from, r.seq, r.low)),
+            );
+        }
         h
     }
 
     /// Reads an envelope from NATS headers.
     pub fn from_headers(h: &HeaderMap) -> Result<Envelope, DecodeError> {
         let get = |name: &HeaderName| h.get(name.clone()).map(HeaderValue::as_str);
-        Envelope::from_fields(
+        let mut envelope = Envelope::from_fields(
             get(&H_TYPE),
             get(&H_VERSION),
             get(&H_CODEC),
             get(&H_CORR),
             get(&H_ERROR),
-        )
+        )?;
+        envelope.receipt = get(&H_RECEIPT).map(parse_receipt).transpose()?;
+        Ok(envelope)
     }
 
     /// Reads an envelope from its textual fields (the header values).
@@ -138,6 +179,7 @@ impl Envelope {
             codec: parse_codec(codec)?,
             corr,
             failure: None,
+            receipt: None,
         })
     }
 }
@@ -147,6 +189,29 @@ pub(crate) fn parse_tag(name: &str, version: u32) -> Result<TypeTag, DecodeError
     Ok(TypeTag {
         name: name.into(),
         version,
+    })
+}
+
+/// Reads `<gateway-id> <seq> <low>` (`low <= seq + 1`: a sender never confirms ahead of
+/// what it sent).
+fn parse_receipt(s: &str) -> Result<Receipt, DecodeError> {
+    let bad = || DecodeError::malformed("receipt", truncate(s, 60));
+    let mut parts = s.split(' ');
+    let (Some(from), Some(seq), Some(low), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad());
+    };
+    crate::subject::validate_token(from).map_err(|_| bad())?;
+    let seq = parse_u64("receipt sequence", seq)?;
+    let low = parse_u64("receipt floor", low)?;
+    if low > seq.saturating_add(1) {
+        return Err(bad());
+    }
+    Ok(Receipt {
+        from: from.into(),
+        seq,
+        low,
     })
 }
 

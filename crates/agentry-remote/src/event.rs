@@ -14,6 +14,11 @@ pub enum LossReason {
     InFlight,
     /// Still buffered when the gateway closed.
     Closed,
+    /// Sent (with receipts on), but no receiving gateway confirmed it within the receipt
+    /// timeout of connected time, or before the gateway closed: nobody subscribed, the
+    /// receivers were unreachable, or — the one pessimistic case — a receiving process died
+    /// after delivering it and before confirming.
+    Unconfirmed,
 }
 
 /// Something that happened to a gateway.

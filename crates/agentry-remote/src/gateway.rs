@@ -10,6 +10,7 @@
 //! call.
 
 use crate::core::outbound::Overflow;
+use crate::core::receipts::ReceiptConfig;
 use crate::core::routes::{Inbound, RouteFn, RouteTable};
 use crate::core::{Core, CoreConfig};
 use crate::error::{DecodeError, FlushError, RemoteFailure, StartError, SubscribeError};
@@ -453,6 +454,9 @@ pub struct GatewayBuilder {
     events: Option<MultiMbox>,
     binder: Option<Binder>,
     close_timeout: Duration,
+    receipts: bool,
+    receipt_timeout: Duration,
+    resend_interval: Duration,
     nats: NatsOptions,
     link: LinkOptions,
 }
@@ -468,6 +472,9 @@ impl GatewayBuilder {
             events: None,
             binder: None,
             close_timeout: Duration::from_secs(2),
+            receipts: true,
+            receipt_timeout: Duration::from_secs(10),
+            resend_interval: Duration::from_secs(1),
             nats: NatsOptions::default(),
             link: LinkOptions::default(),
         }
@@ -516,6 +523,36 @@ impl GatewayBuilder {
         self
     }
 
+    /// NATS: delivery receipts for plain messages (default on). Each message is kept until
+    /// a receiving gateway confirms it, sent again after a reconnection (and every
+    /// [`resend_interval`](Self::resend_interval) while unconfirmed), delivered once per
+    /// subscription however often it arrives, and reported
+    /// ([`LossReason::Unconfirmed`](crate::LossReason::Unconfirmed)) if still unconfirmed
+    /// after [`receipt_timeout`](Self::receipt_timeout) of connected time — so a send that
+    /// was accepted is either delivered or reported, across server outages too. At most
+    /// [`outbound_capacity`](Self::outbound_capacity) messages await their receipt; more
+    /// wait in the outbound buffer. Off: at most once, as core NATS (what a dying
+    /// connection held is lost unreported). Requests do not use receipts (their reply or
+    /// typed error is theirs); the direct link does not have them.
+    pub fn receipts(&mut self, on: bool) -> &mut Self {
+        self.receipts = on;
+        self
+    }
+
+    /// NATS, receipts on: connected time after which an unconfirmed message is given up and
+    /// reported (default 10 s).
+    pub fn receipt_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.receipt_timeout = timeout;
+        self
+    }
+
+    /// NATS, receipts on: connected time after which an unconfirmed message is sent again
+    /// (default 1 s; every unconfirmed message is also sent again after a reconnection).
+    pub fn resend_interval(&mut self, interval: Duration) -> &mut Self {
+        self.resend_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
     /// Reconnection backoff: `min`, doubling per failed attempt up to `max` (default 50 ms
     /// to 2 s; NATS and link).
     pub fn reconnect_backoff(&mut self, min: Duration, max: Duration) -> &mut Self {
@@ -545,8 +582,12 @@ impl GatewayBuilder {
         self
     }
 
-    /// NATS: client-side channel capacity per subscription (default 8,192; a full channel
-    /// drops messages, reported as slow-consumer events).
+    /// NATS: client-side channel capacity per subscription (default 262,144 — more than a
+    /// sender's outbound buffer and receipt window together, so that the burst a sender
+    /// flushes after a reconnection fits; the channel only holds messages until the
+    /// subscription's task hands them to the agents' queues, whose own limits govern
+    /// overload). A full channel drops messages, reported as slow-consumer events (with
+    /// receipts on, their senders send them again).
     pub fn subscription_capacity(&mut self, n: usize) -> &mut Self {
         self.nats.subscription_capacity = n.max(1);
         self
@@ -572,7 +613,7 @@ impl GatewayBuilder {
         self
     }
 
-    fn core(&self) -> Result<Arc<Core>, StartError> {
+    fn core(&self, receipts: bool) -> Result<Arc<Core>, StartError> {
         Core::new(
             CoreConfig {
                 namespace: self.namespace.clone(),
@@ -580,6 +621,11 @@ impl GatewayBuilder {
                 overflow: self.overflow,
                 max_payload: self.max_payload,
                 events: self.events.clone(),
+                receipts: receipts.then_some(ReceiptConfig {
+                    timeout: self.receipt_timeout,
+                    resend_after: self.resend_interval,
+                    limit: self.capacity.max(1),
+                }),
             },
             self.registry.clone(),
         )
@@ -590,9 +636,10 @@ impl GatewayBuilder {
     fn start(
         &self,
         env: &EnvHandle,
+        receipts: bool,
         transport: impl FnOnce(Arc<Core>) -> Result<Transport, StartError>,
     ) -> Result<Gateway, StartError> {
-        let core = self.core()?;
+        let core = self.core(receipts)?;
         match transport(Arc::clone(&core)) {
             Ok(transport) => self.finish(env, core, transport),
             Err(e) => {
@@ -643,7 +690,7 @@ impl GatewayBuilder {
     /// Connects to the NATS server(s) at `url` (comma-separated URLs for a cluster; the
     /// client also learns the cluster's other servers) and starts the gateway.
     pub fn connect_nats(&mut self, env: &EnvHandle, url: &str) -> Result<Gateway, StartError> {
-        self.start(env, |core| {
+        self.start(env, self.receipts, |core| {
             NatsShared::start(core, url, &self.nats, self.close_timeout).map(Transport::Nats)
         })
     }
@@ -655,7 +702,7 @@ impl GatewayBuilder {
         addr: impl ToSocketAddrs,
     ) -> Result<Gateway, StartError> {
         let addrs: Vec<SocketAddr> = addr.to_socket_addrs().map_err(StartError::Io)?.collect();
-        self.start(env, |core| {
+        self.start(env, false, |core| {
             LinkShared::connect(core, addrs, self.link.clone(), self.close_timeout)
                 .map(Transport::Link)
         })
@@ -670,7 +717,7 @@ impl GatewayBuilder {
         addr: impl ToSocketAddrs,
     ) -> Result<Gateway, StartError> {
         let listener = std::net::TcpListener::bind(addr).map_err(StartError::Io)?;
-        self.start(env, |core| {
+        self.start(env, false, |core| {
             LinkShared::listen(core, listener, self.link.clone(), self.close_timeout)
                 .map(Transport::Link)
         })

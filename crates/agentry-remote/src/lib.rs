@@ -67,17 +67,23 @@
 //!   ([`RemoteMbox::request`]) or not ([`RemoteMbox::send_request`] → [`RemoteReply`]).
 //! - [`RemoteRequest`] / [`RemoteReplyTo`]: what a serving agent gets and answers with.
 //! - [`subject`]: names and the subject scheme; [`envelope`]: the envelope fields and
-//!   their NATS headers; [`frame`]: the link's frames; [`Compression`].
+//!   their NATS headers (with the [`Receipt`] of a plain message); [`frame`]: the link's frames; [`Compression`].
 //! - Errors: [`SendError`] (gives the message back), [`RequestError`], [`RemoteFailure`]
 //!   (the server's side of a failed request), [`DecodeError`] (why input was rejected),
 //!   [`SubscribeError`], [`StartError`], [`RegistryError`], [`NameError`], [`FlushError`].
 //!
 //! ## Guarantees, in one paragraph
 //!
-//! Delivery is **at most once** (core NATS has no acknowledgements, and neither does the
-//! link). What the gateway can know, it counts and reports: a send that is refused gives the
+//! Over NATS a plain message is **settled exactly once**: the gateways acknowledge end to end
+//! (*receipts*, on by default: [`GatewayBuilder::receipts`]), so an accepted message is sent
+//! again after a lost connection until a receiving gateway confirms it, delivered once per
+//! subscription however often it arrives, and reported ([`LossReason::Unconfirmed`]) only
+//! if nobody confirms it — `accepted == delivered + reported`, across server outages. The
+//! direct link, and NATS with receipts off, deliver **at most once**. What the gateway
+//! can know, it counts and reports: a send that is refused gives the
 //! message back; an accepted envelope that is later dropped (buffer overflow, failed write,
-//! close) is counted in [`RemoteStats`] and reported as [`RemoteEvent::Lost`]; inbound
+//! close, no receipt) is counted in [`RemoteStats`] and reported as [`RemoteEvent::Lost`];
+//! a request whose caller gave up while it was buffered is never sent; inbound
 //! input that does not decode — unknown type, wrong version, malformed or oversized — is a
 //! typed [`DecodeError`], counted, logged with `tracing` and reported, and never panics or
 //! breaks the connection; every request ends in exactly one reply or typed
@@ -121,7 +127,7 @@ pub mod subject;
 pub use crate::{
     compression::{Codec, Compression, train_dictionary},
     core::outbound::Overflow,
-    envelope::{Envelope, TypeTag},
+    envelope::{Envelope, Receipt, TypeTag},
     error::{
         DecodeError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure, RequestError,
         SendError, StartError, SubscribeError,

@@ -12,7 +12,9 @@
 //!   stay in the core's bounded buffer under its overflow policy. (async-nats would also
 //!   queue them in its command channel, but invisibly and with no policy.) Whatever the
 //!   writer handed over just before a disconnect can still be lost in the client's write
-//!   buffer — the at-most-once window of core NATS.
+//!   buffer — the at-most-once window of core NATS, which receipts close (`core/receipts.rs`:
+//!   the writer also sends unconfirmed messages again, first after a reconnection, and a
+//!   subscription confirms what it received whenever it has nothing more to read).
 //! - Never `flush()` per message (it forces a write per message). async-nats 0.51's
 //!   `flush()` only pushes the client's buffer into the socket; to know that the *server*
 //!   has processed everything sent so far (e.g. a new subscription), the gateway uses a
@@ -27,10 +29,10 @@ use crate::core::outbound::OutMsg;
 use crate::core::routes::RouteTable;
 use crate::envelope::{Envelope, HEADER_TYPE};
 use crate::error::{DecodeError, FlushError, StartError, SubscribeError};
-use crate::event::LossReason;
 use crate::stats::inc;
+use crate::subject::CONFIRMATION_TOKEN;
 use async_nats::{Client, ConnectOptions, Event, StatusCode};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -56,7 +58,7 @@ impl Default for NatsOptions {
             backoff: (Duration::from_millis(50), Duration::from_secs(2)),
             connect_timeout: Duration::from_secs(2),
             retry_initial_connect: false,
-            subscription_capacity: 8192,
+            subscription_capacity: 262_144,
             ping_interval: Duration::from_secs(10),
         }
     }
@@ -234,40 +236,59 @@ impl NatsShared {
                 self.wake.notified().await;
                 continue;
             }
+            // Unconfirmed messages go out again first (after a reconnection: all of them,
+            // in order, ahead of anything newer).
+            for m in core.receipts_due() {
+                self.publish(m).await;
+            }
             core.drain(&mut batch, BATCH);
             if batch.is_empty() {
                 core.done_writing();
-                self.wake.notified().await;
+                match core.next_receipt_due() {
+                    Some(at) => {
+                        let at = tokio::time::Instant::from_std(at);
+                        tokio::select! {
+                            () = self.wake.notified() => {}
+                            () = tokio::time::sleep_until(at) => {}
+                        }
+                    }
+                    None => self.wake.notified().await,
+                }
                 continue;
             }
             for m in batch.drain(..) {
-                let headers = m.envelope.to_headers();
-                let sent = match &m.reply {
-                    Some(reply) => {
-                        self.client
-                            .publish_with_reply_and_headers(
-                                m.subject.clone(),
-                                reply.clone(),
-                                headers,
-                                m.payload.clone(),
-                            )
-                            .await
-                    }
-                    None => {
-                        self.client
-                            .publish_with_headers(m.subject.clone(), headers, m.payload.clone())
-                            .await
-                    }
-                };
-                match sent {
-                    Ok(()) => core.count_sent(m.kind),
-                    Err(e) => {
-                        tracing::warn!(subject = %m.subject, error = %e, "publish refused");
-                        core.lose(m, LossReason::InFlight);
-                    }
-                }
+                self.publish(m).await;
             }
             core.done_writing();
+        }
+    }
+
+    /// Hands one envelope to the client (counted as sent, or as failed).
+    async fn publish(&self, m: OutMsg) {
+        let headers = m.envelope.to_headers();
+        let sent = match &m.reply {
+            Some(reply) => {
+                self.client
+                    .publish_with_reply_and_headers(
+                        m.subject.clone(),
+                        reply.clone(),
+                        headers,
+                        m.payload.clone(),
+                    )
+                    .await
+            }
+            None => {
+                self.client
+                    .publish_with_headers(m.subject.clone(), headers, m.payload.clone())
+                    .await
+            }
+        };
+        match sent {
+            Ok(()) => self.core.count_sent(m.kind),
+            Err(e) => {
+                tracing::warn!(subject = %m.subject, error = %e, "publish refused");
+                self.core.publish_failed(m);
+            }
         }
     }
 
@@ -401,9 +422,10 @@ impl NatsCloser {
     fn run(self, runtime: Runtime) {
         let deadline = Instant::now() + self.close_timeout;
         if self.core.is_connected() {
+            // Buffered envelopes leave, and sent messages get their receipts.
             self.wake.notify_one();
             self.core
-                .wait_until(deadline, |c| c.is_drained() || !c.is_connected());
+                .wait_until(deadline, |c| c.is_settled() || !c.is_connected());
             let client = self.client.clone();
             let core = Arc::clone(&self.core);
             let barriers = Arc::clone(&self.barriers);
@@ -468,8 +490,29 @@ fn on_event(core: &Core, wake: &Notify, event: Event) {
     }
 }
 
+/// Messages a subscription reads between two rounds of receipt confirmations, at most.
+const CONFIRM_EVERY: usize = 1024;
+
 async fn sub_loop(core: Arc<Core>, table: Arc<RouteTable>, mut sub: async_nats::Subscriber) {
-    while let Some(msg) = sub.next().await {
+    let mut unconfirmed = 0;
+    loop {
+        // Confirm what was received whenever the subscription has nothing more to read
+        // (and at least every `CONFIRM_EVERY` messages): one confirmation per batch.
+        let next = match sub.next().now_or_never() {
+            Some(next) if unconfirmed < CONFIRM_EVERY => next,
+            ready => {
+                if unconfirmed > 0 {
+                    core.send_confirmations(&table);
+                    unconfirmed = 0;
+                }
+                match ready {
+                    Some(next) => next,
+                    None => sub.next().await,
+                }
+            }
+        };
+        let Some(msg) = next else { break };
+        unconfirmed += 1;
         let envelope = match &msg.headers {
             Some(h) => Envelope::from_headers(h),
             None => Err(DecodeError::MissingField(HEADER_TYPE)),
@@ -486,12 +529,17 @@ async fn sub_loop(core: Arc<Core>, table: Arc<RouteTable>, mut sub: async_nats::
 
 async fn reply_loop(core: Arc<Core>, barriers: Arc<Barriers>, mut sub: async_nats::Subscriber) {
     while let Some(msg) = sub.next().await {
-        if let Some(token) = msg
+        let token = msg
             .subject
             .as_str()
-            .strip_prefix(core.scheme.reply_prefix())
-            && barriers.complete(token)
-        {
+            .strip_prefix(core.scheme.reply_prefix());
+        if token.is_some_and(|t| barriers.complete(t)) {
+            continue;
+        }
+        if token == Some(CONFIRMATION_TOKEN) {
+            if let Err(e) = core.confirm(&msg.payload) {
+                core.reject(msg.subject.as_str(), e);
+            }
             continue;
         }
         let no_responders = msg.status == Some(StatusCode::NO_RESPONDERS);

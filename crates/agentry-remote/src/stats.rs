@@ -33,6 +33,12 @@ pub(crate) struct Counters {
     pub(crate) slow_consumer_events: AtomicU64,
     pub(crate) handshake_failures: AtomicU64,
     pub(crate) heartbeat_timeouts: AtomicU64,
+    pub(crate) confirmed: AtomicU64,
+    pub(crate) unconfirmed: AtomicU64,
+    pub(crate) resent: AtomicU64,
+    pub(crate) duplicates_dropped: AtomicU64,
+    pub(crate) confirmations_sent: AtomicU64,
+    pub(crate) expired_unsent: AtomicU64,
 }
 
 pub(crate) fn inc(c: &AtomicU64) -> u64 {
@@ -47,6 +53,8 @@ pub struct RemoteStats {
     pub connected: bool,
     /// Messages, requests and replies waiting in the outbound buffer.
     pub buffered: usize,
+    /// Plain messages sent and awaiting a receiving gateway's receipt (receipts on).
+    pub awaiting_receipt: usize,
     /// Requests waiting for their reply.
     pub pending_requests: usize,
     /// Envelopes handed to the transport (messages, requests, replies).
@@ -104,6 +112,21 @@ pub struct RemoteStats {
     pub handshake_failures: u64,
     /// Link connections closed because the peer went silent.
     pub heartbeat_timeouts: u64,
+    /// Plain messages a receiving gateway confirmed (receipts on): settled as delivered.
+    pub confirmed: u64,
+    /// Plain messages given up unconfirmed after the receipt timeout, or when the gateway
+    /// closed (receipts on; reported as [`LossReason::Unconfirmed`](crate::LossReason::Unconfirmed)).
+    pub unconfirmed: u64,
+    /// Unconfirmed plain messages sent again (after a reconnection, or the resend interval).
+    pub resent: u64,
+    /// Inbound copies of a message already delivered on the same subscription (a sender
+    /// sent it again before our confirmation reached it): dropped, confirmed again.
+    pub duplicates_dropped: u64,
+    /// Confirmation messages sent to senders (each confirms a batch of their messages).
+    pub confirmations_sent: u64,
+    /// Requests never sent: their caller had timed out while they waited in the buffer
+    /// (the caller got `Timeout`; the server never sees them).
+    pub expired_unsent: u64,
 }
 
 impl Counters {
@@ -111,12 +134,14 @@ impl Counters {
         &self,
         connected: bool,
         buffered: usize,
+        awaiting_receipt: usize,
         pending_requests: usize,
     ) -> RemoteStats {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         RemoteStats {
             connected,
             buffered,
+            awaiting_receipt,
             pending_requests,
             sent: r(&self.sent),
             requests_sent: r(&self.requests_sent),
@@ -144,6 +169,12 @@ impl Counters {
             slow_consumer_events: r(&self.slow_consumer_events),
             handshake_failures: r(&self.handshake_failures),
             heartbeat_timeouts: r(&self.heartbeat_timeouts),
+            confirmed: r(&self.confirmed),
+            unconfirmed: r(&self.unconfirmed),
+            resent: r(&self.resent),
+            duplicates_dropped: r(&self.duplicates_dropped),
+            confirmations_sent: r(&self.confirmations_sent),
+            expired_unsent: r(&self.expired_unsent),
         }
     }
 }
@@ -159,6 +190,6 @@ impl RemoteStats {
 
     /// All outbound losses the gateway knows of (the sender was not told synchronously).
     pub fn lost(&self) -> u64 {
-        self.overflow_dropped + self.lost_in_flight + self.dropped_on_close
+        self.overflow_dropped + self.lost_in_flight + self.dropped_on_close + self.unconfirmed
     }
 }

@@ -7,6 +7,7 @@
 //! | messages to the global mbox `<name>` | `<ns>.v1.m.<name>` | every [`Gateway::subscribe`](crate::Gateway::subscribe) (fan-out), plus one member of each queue group ([`Gateway::subscribe_queue`](crate::Gateway::subscribe_queue)) |
 //! | requests to the service `<name>` | `<ns>.v1.s.<name>` | [`Gateway::serve`](crate::Gateway::serve) / [`serve_on_request`](crate::Gateway::serve_on_request), always in queue group `<name>`: one server answers each request; nobody serving ⇒ NATS answers "no responders" at once |
 //! | replies to requests of one gateway | `<ns>.v1.r.<gateway-id>.<corr>` | the requesting gateway, one wildcard subscription `<ns>.v1.r.<gateway-id>.*` |
+//! | confirmations of one gateway's plain messages (receipts) | `<ns>.v1.r.<gateway-id>.a` | the sending gateway, through the same wildcard subscription |
 //! | reserved | `<ns>.v1.sys.>` | — |
 //!
 //! - `<ns>`, the namespace, is one token; several applications may share a NATS server
@@ -115,6 +116,15 @@ impl Scheme {
         &self.reply_prefix
     }
 
+    /// `<ns>.v1.r.<gateway-id>.a`: where receiving gateways confirm the plain messages of
+    /// gateway `gateway_id` (see the receipts of `core/receipts.rs`).
+    pub(crate) fn confirmation_subject(&self, gateway_id: &str) -> String {
+        format!(
+            "{}.{WIRE_VERSION}.r.{gateway_id}.{CONFIRMATION_TOKEN}",
+            self.ns
+        )
+    }
+
     /// `<ns>.v1.r.<gateway-id>.*`.
     pub(crate) fn reply_wildcard(&self) -> String {
         format!("{}*", self.reply_prefix)
@@ -130,6 +140,9 @@ impl Scheme {
         subject.strip_prefix(&*self.reply_prefix)?.parse().ok()
     }
 }
+
+/// The last token of a gateway's confirmation subject.
+pub(crate) const CONFIRMATION_TOKEN: &str = "a";
 
 /// A fresh random gateway id: 64 random bits as 13 base-32 characters.
 pub(crate) fn new_gateway_id() -> String {

@@ -7,6 +7,7 @@ mod common;
 use agentry_remote::{DecodeError, Gateway, RemoteEvent, envelope};
 use async_nats::HeaderMap;
 use common::*;
+use futures_util::StreamExt;
 
 fn headers(fields: &[(&str, &str)]) -> HeaderMap {
     let mut h = HeaderMap::new();
@@ -172,6 +173,96 @@ fn bad_input_is_rejected_counted_and_answered() {
             None
         ]
     );
+    h.stop();
+    env.run();
+}
+
+#[test]
+fn receipts_from_any_client_are_checked_deduplicated_and_confirmed() {
+    let Some(bin) = nats_or_skip("receipts_from_any_client_are_checked") else {
+        return;
+    };
+    let server = NatsServer::start(&bin);
+    let env = env();
+    let h = env.handle();
+    let gw = Gateway::builder(&registry())
+        .namespace("bad")
+        .connect_nats(h, &server.url)
+        .expect("gateway");
+    let (c, seen) = Collector::<Ping>::new(None);
+    gw.subscribe::<Ping>("in", &register(h, c))
+        .expect("subscribe");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let raw = rt
+        .block_on(async_nats::connect(server.url.as_str()))
+        .expect("raw client");
+    let mut confirmations = rt
+        .block_on(raw.subscribe("bad.v1.r.zzzz.a"))
+        .expect("subscribed");
+    let with_receipt = |receipt: &str| {
+        let mut h = ping_headers("1", "postcard");
+        h.insert(envelope::HEADER_RECEIPT, receipt);
+        h
+    };
+    rt.block_on(async {
+        // A foreign sender "zzzz" sends its message 5 twice, then a bad receipt.
+        for h in [
+            with_receipt("zzzz 5 0"),
+            with_receipt("zzzz 5 0"),
+            with_receipt("zzzz 6 9"),
+        ] {
+            raw.publish_with_headers("bad.v1.m.in", h, vec![7u8].into())
+                .await
+                .expect("published");
+        }
+        raw.flush().await.expect("flushed");
+    });
+    assert!(eventually(|| gw.stats().received == 3));
+    let s = gw.stats();
+    assert_eq!(
+        (s.delivered, s.duplicates_dropped, s.rejected_malformed),
+        (1, 1, 1)
+    );
+    // Message 5 is confirmed to its sender (each copy; copies in one batch are one range):
+    // ranges of (first u64 LE, count u32 LE) on `<ns>.v1.r.<sender>.a`.
+    let msg = rt
+        .block_on(async { tokio::time::timeout(WAIT, confirmations.next()).await })
+        .expect("a confirmation within the wait")
+        .expect("subscription open");
+    let mut range = 5u64.to_le_bytes().to_vec();
+    range.extend_from_slice(&1u32.to_le_bytes());
+    assert_eq!(msg.payload.to_vec(), range);
+    assert!(eventually(|| len(&seen) == 1));
+
+    // Garbage on the gateway's own confirmation subject is rejected and counted. Its id is
+    // in the receipt of any message it sends.
+    let mut probe = rt
+        .block_on(raw.subscribe("bad.v1.m.probe"))
+        .expect("subscribed");
+    rt.block_on(raw.flush()).expect("flushed");
+    gw.mbox("probe").expect("name").send(Ping(1)).expect("sent");
+    let sent = rt
+        .block_on(async { tokio::time::timeout(WAIT, probe.next()).await })
+        .expect("the probe within the wait")
+        .expect("subscription open");
+    let receipt = sent
+        .headers
+        .as_ref()
+        .and_then(|h| h.get(envelope::HEADER_RECEIPT).map(|v| v.to_string()))
+        .expect("a receipt header");
+    let gateway_id = receipt
+        .split(' ')
+        .next()
+        .expect("the sender's id")
+        .to_owned();
+    let before = gw.stats().rejected_malformed;
+    rt.block_on(async {
+        raw.publish(format!("bad.v1.r.{gateway_id}.a"), vec![1u8; 11].into())
+            .await
+            .expect("published");
+        raw.flush().await.expect("flushed");
+    });
+    assert!(eventually(|| gw.stats().rejected_malformed == before + 1));
     h.stop();
     env.run();
 }

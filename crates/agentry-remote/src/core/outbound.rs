@@ -21,7 +21,7 @@ pub enum Overflow {
 }
 
 /// One envelope on its way out.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct OutMsg {
     pub(crate) subject: async_nats::Subject,
     pub(crate) reply: Option<async_nats::Subject>,
@@ -37,10 +37,16 @@ pub(crate) enum OutKind {
     Message,
     Request,
     Reply,
+    /// Confirmations of received messages (see `receipts.rs`).
+    Confirmation,
 }
 
 pub(crate) struct Queue {
     pub(crate) items: VecDeque<OutMsg>,
+    /// Confirmations of received messages: never refused and taken ahead of `items` (a
+    /// peer whose receipt window is full waits for them; they must not wait behind
+    /// messages that our own full window holds back).
+    pub(crate) confirmations: VecDeque<OutMsg>,
     pub(crate) closed: bool,
 }
 
@@ -53,6 +59,7 @@ impl Queue {
     pub(crate) fn new() -> Queue {
         Queue {
             items: VecDeque::new(),
+            confirmations: VecDeque::new(),
             closed: false,
         }
     }
@@ -68,6 +75,11 @@ impl Queue {
             drop(msg);
             return Err(Refused::Closed);
         }
+        let was_empty = self.is_empty();
+        if msg.kind == OutKind::Confirmation {
+            self.confirmations.push_back(msg);
+            return Ok((was_empty, None));
+        }
         let mut evicted = None;
         if self.items.len() >= capacity {
             match policy {
@@ -75,8 +87,34 @@ impl Queue {
                 Overflow::DropOldest => evicted = self.items.pop_front(),
             }
         }
-        let was_empty = self.items.is_empty();
         self.items.push_back(msg);
         Ok((was_empty, evicted))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.confirmations.is_empty()
+    }
+
+    /// Moves into `out` every confirmation, then envelopes in order while they fit: at most
+    /// `max` in all, and at most `room` plain messages (the receipt window's room; `None`:
+    /// receipts off). Returns how many were taken.
+    pub(crate) fn take(&mut self, out: &mut Vec<OutMsg>, max: usize, room: Option<usize>) -> usize {
+        let before = out.len();
+        let n = self.confirmations.len().min(max);
+        out.extend(self.confirmations.drain(..n));
+        let mut room = room.unwrap_or(usize::MAX);
+        while out.len() - before < max {
+            let Some(front) = self.items.front() else {
+                break;
+            };
+            if front.kind == OutKind::Message {
+                if room == 0 {
+                    break;
+                }
+                room -= 1;
+            }
+            out.extend(self.items.pop_front());
+        }
+        out.len() - before
     }
 }

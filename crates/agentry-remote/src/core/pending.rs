@@ -134,6 +134,11 @@ impl Pending {
         self.lock().map.remove(&corr)
     }
 
+    /// A caller still waits for request `corr`.
+    pub(crate) fn contains(&self, corr: u64) -> bool {
+        self.lock().map.contains_key(&corr)
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.lock().map.len()
     }

@@ -1,10 +1,11 @@
 //! Local routes of one subscription: message type → the closures that decode and deliver.
 
 use super::Core;
+use super::receipts::Inbox;
 use crate::envelope::TypeTag;
 use crate::error::DecodeError;
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 /// What a route gets: the decompressed payload and, for requests, where to answer.
 #[derive(Debug)]
@@ -29,6 +30,8 @@ pub(crate) struct RouteTable {
     /// Serves requests (answers failures to the reply subject).
     pub(crate) serving: bool,
     routes: RwLock<Arc<Map>>,
+    /// The receipts of what this subscription received.
+    inbox: Mutex<Inbox>,
 }
 
 impl RouteTable {
@@ -38,7 +41,12 @@ impl RouteTable {
             group,
             serving,
             routes: RwLock::new(Arc::new(HashMap::new())),
+            inbox: Mutex::new(Inbox::default()),
         }
+    }
+
+    pub(crate) fn inbox(&self) -> MutexGuard<'_, Inbox> {
+        self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn lookup(&self, tag: &TypeTag) -> Option<Arc<[(u64, RouteFn)]>> {

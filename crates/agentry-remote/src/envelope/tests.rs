@@ -30,6 +30,38 @@ fn headers_round_trip() {
 }
 
 #[test]
+fn receipts_round_trip_and_bad_ones_are_typed_errors() {
+    let mut env = Envelope::message(tag("a", 1), Codec::Postcard, None);
+    env.receipt = Some(Receipt {
+        from: "abcdefghijklm".into(),
+        seq: 41,
+        low: 42,
+    });
+    assert_eq!(Envelope::from_headers(&env.to_headers()), Ok(env.clone()));
+    for bad in [
+        "",
+        "abc",
+        "abc 1",
+        "abc 1 2 3",
+        "a.b 1 1",
+        "abc x 1",
+        "abc 1 +1",
+        "abc 1 3",
+        "abc  1 1",
+    ] {
+        let mut h = env.to_headers();
+        h.insert(HEADER_RECEIPT, bad);
+        assert!(
+            matches!(
+                Envelope::from_headers(&h),
+                Err(DecodeError::Malformed { .. })
+            ),
+            "{bad:?} accepted"
+        );
+    }
+}
+
+#[test]
 fn every_failure_code_round_trips() {
     for f in RemoteFailure::ALL {
         assert_eq!(RemoteFailure::from_code(f.code()), Some(f));
