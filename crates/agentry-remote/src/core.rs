@@ -245,12 +245,14 @@ impl Core {
         let Some(Kick::Nats { client, .. }) = self.kick.get() else {
             return false;
         };
-        if !self.is_connected() || self.in_hand.load(Ordering::Acquire) != 0 {
+        if !self.is_connected() {
             return false;
         }
         {
+            // `in_hand` is read under the queue's lock, where `drain` sets it: a batch the
+            // writer took from the queue is either still there or in hand, never overtaken.
             let q = self.queue();
-            if q.closed || !q.is_empty() {
+            if q.closed || !q.is_empty() || self.in_hand.load(Ordering::Acquire) != 0 {
                 return false;
             }
         }
@@ -343,6 +345,14 @@ impl Core {
             self.report_loss(m, LossReason::Unconfirmed, n);
         }
         due.resend
+    }
+
+    /// The writer handed the copies [`receipts_due`](Self::receipts_due) gave it to the
+    /// transport: senders may publish on their own threads again (copies go first).
+    pub(crate) fn resends_published(&self) {
+        if let Some(mut w) = self.window() {
+            w.resends_published();
+        }
     }
 
     /// When [`receipts_due`](Self::receipts_due) next has work (`None`: receipts off).

@@ -238,8 +238,12 @@ impl NatsShared {
             }
             // Unconfirmed messages go out again first (after a reconnection: all of them,
             // in order, ahead of anything newer).
-            for m in core.receipts_due() {
-                self.publish(m).await;
+            let resend = core.receipts_due();
+            if !resend.is_empty() {
+                for m in resend {
+                    self.publish(m).await;
+                }
+                core.resends_published();
             }
             core.drain(&mut batch, BATCH);
             if batch.is_empty() {

@@ -102,6 +102,9 @@ pub(crate) struct Window {
     live: usize,
     /// Set by a disconnection: everything unconfirmed goes out again first.
     resend_all: bool,
+    /// The writer holds copies it has not yet handed to the transport (see
+    /// [`resends_published`](Self::resends_published)).
+    resends_in_hand: bool,
     /// No entry is due for a resend or a give-up before this.
     next_due: Option<Instant>,
     delay: Delay,
@@ -129,6 +132,7 @@ impl Window {
             entries: VecDeque::new(),
             live: 0,
             resend_all: false,
+            resends_in_hand: false,
             next_due: None,
             delay: Delay::default(),
             progress: HashMap::new(),
@@ -172,9 +176,14 @@ impl Window {
     }
 
     /// A sender may publish a new message on its own thread: nothing waits to be sent again
-    /// (that goes first) and the window has room.
+    /// or is being sent again (that goes first) and the window has room.
     pub(crate) fn takes_direct(&self) -> bool {
-        !self.resend_all && self.room() > 0
+        !self.resend_all && !self.resends_in_hand && self.room() > 0
+    }
+
+    /// The copies the last [`due`](Self::due) returned are with the transport.
+    pub(crate) fn resends_published(&mut self) {
+        self.resends_in_hand = false;
     }
 
     /// Numbers `msg` as the next of the sequence, stamps its receipt header and keeps a copy
@@ -318,6 +327,7 @@ impl Window {
             self.base += 1;
         }
         self.next_due = next;
+        self.resends_in_hand = !due.resend.is_empty();
         let timeout = self.config.timeout;
         self.progress
             .retain(|_, confirmed| now.saturating_duration_since(*confirmed) < timeout);
@@ -329,6 +339,7 @@ impl Window {
         self.live = 0;
         self.next_due = None;
         self.resend_all = false;
+        self.resends_in_hand = false;
         let taken: Vec<OutMsg> = self.entries.drain(..).flatten().map(|e| e.msg).collect();
         self.base += taken.len() as u64;
         taken

@@ -220,6 +220,8 @@ fn a_reconnection_resends_everything_in_order_and_restarts_the_clock() {
         due.resend.iter().map(seq_of).collect::<Vec<_>>(),
         vec![(0, 0), (2, 0)]
     );
+    assert!(!w.takes_direct(), "until the copies are with the transport");
+    w.resends_published();
     assert!(w.takes_direct());
     assert_eq!(
         w.next_due(later),
