@@ -1,7 +1,7 @@
 //! `compare`: agentry beside actix, ractor and kameo on five workloads — `ring`, `ttl`,
-//! `pingpong`, `skynet`, `fan_in` — measured in the same run (BENCHMARKS.md, "Peers in the
-//! same run"). `agentry-bench compare [--quick] [--json F] [--csv F] [--plot DIR]` runs them
-//! all; each is also a benchmark of its own (`compare_ring`, …), never part of `all`.
+//! `pingpong`, `skynet`, `fan_in` — measured in the same run, with the same semantics and
+//! parameters. `agentry-bench compare [--quick] [--json F] [--csv F] [--md F] [--plot DIR]`
+//! runs them all; each is also a benchmark of its own (`compare_ring`, …), never part of `all`.
 //!
 //! # Ground rules
 //! 1. One definition per workload (`Workload`): its parameters at each scale, its phase and

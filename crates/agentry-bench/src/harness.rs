@@ -1,9 +1,9 @@
 //! The benchmark harness: the model a benchmark module fills in (cases, phases, samples), the
-//! measurement loop, and every output (table, JSON, CSV, charts).
+//! measurement loop, and every output (table, JSON, CSV, Markdown, charts).
 //!
-//! A benchmark module uses the items re-exported here; the submodules `json`, `csv`, `plot`,
-//! `report` and `rss` are public for their plain-data helpers, `child` for running a
-//! repetition in a child process.
+//! A benchmark module uses the items re-exported here; the submodules `json`, `csv`,
+//! `markdown`, `plot`, `report` and `rss` are public for their plain-data helpers, `child` for
+//! running a repetition in a child process.
 
 pub mod allocator;
 mod case;
@@ -14,6 +14,7 @@ pub mod csv;
 mod error;
 pub mod json;
 mod machine;
+pub mod markdown;
 mod measure;
 mod phase;
 pub mod plot;

@@ -1,8 +1,12 @@
 //! # agentry-bench
 //!
-//! The Agentry benchmark suite (`shared/BENCHMARKS.md`): every seed benchmark with the seed's
-//! published figure beside ours, peer frameworks measured in the same run, a table on the
-//! terminal, `--json`/`--csv` records and `--plot` SVG charts.
+//! The Agentry benchmark suite: every seed benchmark — a workload published with its figure in
+//! the documents the project started from (the SObjectizer 4.4 notes, the CatServerObjects
+//! speed tests, the Asterisk scheduler review) — with that figure beside ours, peer
+//! frameworks measured in the same run, a table on the terminal, `--json`/`--csv`
+//! records, `--md` Markdown tables and `--plot` SVG charts. The targets and the latest figures
+//! are in `BENCHMARKS.md` at the repository's root, the full tables of each run in
+//! `bench-results/`.
 //!
 //! - [`harness`]: the reusable part. A benchmark is a [`BenchDef`](harness::BenchDef) whose
 //!   `cases` function returns [`Case`](harness::Case)s for a [`Scale`](harness::Scale). Each case

@@ -1,5 +1,6 @@
-//! `agentry-bench <id>... [--quick] [--json FILE] [--csv FILE] [--plot DIR] [--reps N] [--list]`
-//! (`compare` for the peer comparison), and the hidden `agentry-bench __run-child …` that runs
+//! `agentry-bench <id>... [--quick] [--json FILE] [--csv FILE] [--md FILE] [--plot DIR] [--reps N]
+//! [--list]` (`compare` for the peer comparison; `--md` writes the run's tables as Markdown, the
+//! shape of `bench-results/`), and the hidden `agentry-bench __run-child …` that runs
 //! one repetition of it in a child process; `agentry-bench __remote-rr-serve …` is the
 //! server process of the `remote_rr` benchmark. `agentry-bench soak [--minutes N] [--seed S]`
 //! runs the soak (`agentry_bench::soak`), which is not a benchmark and not part of `all`.

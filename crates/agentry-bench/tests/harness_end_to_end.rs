@@ -115,9 +115,10 @@ fn run(args: &[&str]) -> (u8, String, String) {
 }
 
 #[test]
-fn a_passing_benchmark_writes_table_json_csv_and_charts() {
+fn a_passing_benchmark_writes_table_json_csv_markdown_and_charts() {
     let dir = temp_dir("pass");
     let (json, csv, plots) = (dir.join("out.json"), dir.join("out.csv"), dir.join("plots"));
+    let md = dir.join("out.md");
     let (code, out, err) = run(&[
         "tiny_sum",
         "--quick",
@@ -125,6 +126,8 @@ fn a_passing_benchmark_writes_table_json_csv_and_charts() {
         json.to_str().expect("utf-8 path"),
         "--csv",
         csv.to_str().expect("utf-8 path"),
+        "--md",
+        md.to_str().expect("utf-8 path"),
         "--plot",
         plots.to_str().expect("utf-8 path"),
     ]);
@@ -167,6 +170,38 @@ fn a_passing_benchmark_writes_table_json_csv_and_charts() {
         "{header}"
     );
     assert_eq!(csv_text.lines().count(), 1 + 8);
+
+    let md_text = std::fs::read_to_string(&md).expect("markdown written");
+    let md_lines: Vec<&str> = md_text.lines().collect();
+    assert!(
+        md_lines[0].starts_with("## ")
+            && md_lines[0].ends_with(": `agentry-bench tiny_sum --quick`"),
+        "{md_text}"
+    );
+    assert_eq!(
+        md_lines[2],
+        "`agentry-bench tiny_sum --quick`: 4 case(s) run: 0 failed, 0 skipped."
+    );
+    assert!(md_lines[5].starts_with("agentry-bench ") && md_lines[5].ends_with("scale quick"));
+    assert!(md_lines[6].contains(" cores"), "{md_text}");
+    let section = md_lines
+        .iter()
+        .position(|l| *l == "#### `tiny_sum`")
+        .expect("the benchmark's section");
+    assert_eq!(md_lines[section + 2], "sums 0..N and checks the sum");
+    // The terminal's rows, 4 cases × 2 phases, between the header and the closing fence.
+    let rows = &md_lines[section + 6..section + 14];
+    assert_eq!(md_lines[section + 14], "```", "{md_text}");
+    let first = rows[0];
+    for cell in ["N=1000", "agentry", "sum", "ns/op", "× vs rev", "5 reps"] {
+        assert!(first.contains(cell), "{cell} in {first}");
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("N=10000") && r.contains("rev")),
+        "{md_text}"
+    );
+    assert!(out.contains(&format!("wrote {}", md.display())), "{out}");
 
     for chart in [
         "tiny_sum-sum-loglog.svg",

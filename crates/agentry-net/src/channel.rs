@@ -51,12 +51,12 @@ mod limits;
 mod queued;
 mod write_buffer;
 
+use crate::admission::{OpenSlot, OwnerRef};
 use crate::config::ChannelConfig;
 use crate::credit::{CreditPool, CreditReturned};
 use crate::error::ConnectError;
 use crate::framing::{Decoder, Framing, TooBig, encode};
 use crate::ids::{ConnId, IoKey};
-use crate::listener::{OpenSlot, OwnerRef};
 use crate::messages::{
     Accepted, Close, CloseReason, Closed, ConnectFailed, Connected, Frame, PauseReading, Received,
     ResumeReading, SendBytes, SendFrame, WriteHigh, WriteLow,

@@ -12,9 +12,9 @@
 //!   the owner agent to the same coop (bound to the channel's thread, so their messages take
 //!   the local path); the coop goes when the connection closes.
 //! - Connection limit: the count of open connections is an atomic shared by the acceptor and
-//!   its channels. The acceptor takes a slot before it creates the channel; the channel gives
-//!   it back when it closes (or, if its coop never registers, when it is dropped). Over the
-//!   limit the connection is accepted and closed at once, and counted.
+//!   its channels (`admission.rs`). The acceptor takes a slot before it creates the channel;
+//!   the channel gives it back when it closes (or, if its coop never registers, when it is
+//!   dropped). Over the limit the connection is accepted and closed at once, and counted.
 //! - `accept` errors (e.g. `EMFILE`) are counted and logged; the acceptor retries after
 //!   [`ACCEPT_RETRY`] (a pending connection produces no new edge).
 //! - A panicking owner factory costs its connection (closed, counted in `accept_errors`),
@@ -22,6 +22,7 @@
 //! - Closing the listener (or environment shutdown) deregisters its coop: its channels,
 //!   children of that coop, close with [`CloseReason::Shutdown`](crate::CloseReason::Shutdown).
 
+use crate::admission::{ConnLimit, OwnerRef};
 use crate::channel::Channel;
 use crate::config::ListenerConfig;
 use crate::ids::{ConnId, IoKey};
@@ -38,7 +39,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -95,37 +96,15 @@ pub struct ConnInfo {
     pub binder: Binder,
 }
 
-/// State shared by a listener's acceptor, its channels and its [`Listener`] handle.
+/// State shared by a listener's acceptor and its [`Listener`] handle (its channels share
+/// only the connection limit).
 #[derive(Debug)]
 pub(crate) struct ListenerShared {
     local: SocketAddr,
-    max: usize,
-    open: AtomicUsize,
+    limit: Arc<ConnLimit>,
     accepted: AtomicU64,
     refused: AtomicU64,
     accept_errors: AtomicU64,
-}
-
-/// One open connection counted against its listener's limit (given back on drop).
-#[derive(Debug)]
-pub(crate) struct OpenSlot(Arc<ListenerShared>);
-
-impl OpenSlot {
-    fn try_take(shared: &Arc<ListenerShared>) -> Option<Self> {
-        shared
-            .open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < shared.max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| OpenSlot(Arc::clone(shared)))
-    }
-}
-
-impl Drop for OpenSlot {
-    fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// A listening socket served by an io dispatcher ([`IoDispatcher::listen`](crate::IoDispatcher::listen)).
@@ -160,7 +139,7 @@ impl Listener {
             accepted: self.shared.accepted.load(Ordering::Relaxed),
             refused_over_limit: self.shared.refused.load(Ordering::Relaxed),
             accept_errors: self.shared.accept_errors.load(Ordering::Relaxed),
-            open: self.shared.open.load(Ordering::Relaxed),
+            open: self.shared.limit.open(),
         }
     }
 
@@ -200,8 +179,7 @@ impl Acceptor {
     ) -> (Self, Arc<ListenerShared>) {
         let shared = Arc::new(ListenerShared {
             local,
-            max: config.max_connections,
-            open: AtomicUsize::new(0),
+            limit: ConnLimit::new(config.max_connections),
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
@@ -302,10 +280,10 @@ impl Acceptor {
     }
 
     fn admit(&mut self, ctx: &mut Ctx<Self>, stream: mio::net::TcpStream, peer: SocketAddr) {
-        let Some(slot) = OpenSlot::try_take(&self.shared) else {
+        let Some(slot) = self.shared.limit.try_take() else {
             self.shared.refused.fetch_add(1, Ordering::Relaxed);
             Counters::add(&self.counters.refused_over_limit, 1);
-            tracing::warn!(%peer, max = self.shared.max, "connection limit reached; refusing");
+            tracing::warn!(%peer, max = self.shared.limit.max(), "connection limit reached; refusing");
             drop(stream);
             return;
         };
@@ -376,17 +354,6 @@ impl Acceptor {
             }
         }
     }
-}
-
-/// The owner of a channel, or where it will be found when the channel's coop registers.
-pub(crate) enum OwnerRef {
-    Known(Mbox),
-    /// Set by the factory before registration; `placeholder` (the acceptor, which counts
-    /// what it gets as unhandled) only if the factory never ran.
-    Pending {
-        cell: Arc<OnceLock<Mbox>>,
-        placeholder: Mbox,
-    },
 }
 
 fn is_transient(e: &io::Error) -> bool {

@@ -7,9 +7,10 @@
 //!   thread. Over NATS, while connected and with nothing buffered, it hands the envelope
 //!   straight to the client's command channel (one non-blocking poll); otherwise the
 //!   envelope goes into the bounded outbound [`Queue`] and the transport's writer (a task of
-//!   the NATS gateway's runtime, or the link's writer) takes it from there. SObjectizer 4.4's SOP channels routed every message
-//!   through a communicator agent and a transport agent and lost half their speed to it
-//!   (seed notes, "Соображения о производительности").
+//!   the NATS gateway's runtime, or the link's writer) takes it from there. SObjectizer 4.4's
+//!   SOP channels routed every message through a communicator agent and a transport agent and
+//!   ran single messages at half the speed of its raw channels (the SObjectizer 4.4 beta 5
+//!   notes, 2007, "Соображения о производительности транспортной подсистемы").
 //! - **Inbound delivery runs on the transport's threads**: a NATS subscription task or the
 //!   link's reader thread decodes and calls `Mbox::send` / `MultiMbox::send` (allowed from
 //!   any thread; agentry counts what it refuses). One task/thread per subscription keeps

@@ -1,11 +1,14 @@
-//! The command line: `agentry-bench <id>... [--quick] [--json FILE] [--csv FILE] [--plot DIR]
-//! [--reps N] [--warmup N] [--list] [--no-progress]`.
+//! The command line: `agentry-bench <id>... [--quick] [--json FILE] [--csv FILE] [--md FILE]
+//! [--plot DIR] [--reps N] [--warmup N] [--list] [--no-progress]`.
 
 use std::path::PathBuf;
 
 use clap::Parser;
 
 use crate::harness::{MeasureConfig, Scale};
+
+/// Warm-up repetitions unless `--warmup` says otherwise.
+const DEFAULT_WARMUP: u32 = 1;
 
 /// Runs the Agentry benchmarks and prints each beside the seed document's figure.
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
@@ -34,6 +37,10 @@ pub struct Cli {
     /// Write the same records as CSV (nested fields flattened as `params.N`).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the run's full tables as Markdown: the command, the machine header, then one
+    /// table per benchmark (the shape of the files under `bench-results/`).
+    #[arg(long, value_name = "FILE")]
+    pub md: Option<PathBuf>,
     /// Write the SVG charts each benchmark asks for into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
@@ -42,7 +49,7 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: Option<u32>,
     /// Warm-up repetitions before the measured ones.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_WARMUP, value_parser = clap::value_parser!(u32).range(1..))]
     pub warmup: u32,
     /// List the benchmark ids with a one-line description, and exit.
     #[arg(long)]
@@ -63,6 +70,33 @@ impl Cli {
         } else {
             Scale::Full
         }
+    }
+
+    /// The command that measures what this one does, without its output options:
+    /// `agentry-bench ring send --quick --reps 7`.
+    ///
+    /// ```
+    /// use agentry_bench::harness::Cli;
+    /// use clap::Parser;
+    /// let cli = Cli::parse_from(["agentry-bench", "ring", "--quick", "--md", "r.md", "--warmup", "2"]);
+    /// assert_eq!(cli.command_line(), "agentry-bench ring --quick --warmup 2");
+    /// ```
+    #[must_use]
+    pub fn command_line(&self) -> String {
+        let mut words = vec!["agentry-bench".to_owned()];
+        words.extend(self.ids.iter().cloned());
+        match self.scale() {
+            Scale::Quick => words.push("--quick".to_owned()),
+            Scale::Smoke => words.push("--smoke".to_owned()),
+            Scale::Full => {}
+        }
+        if let Some(reps) = self.reps {
+            words.push(format!("--reps {reps}"));
+        }
+        if self.warmup != DEFAULT_WARMUP {
+            words.push(format!("--warmup {}", self.warmup));
+        }
+        words.join(" ")
     }
 
     /// The repetition settings chosen.

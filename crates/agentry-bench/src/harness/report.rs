@@ -27,6 +27,13 @@ const RIGHT: [bool; 12] = [
 /// The table of one benchmark: a title line with its description, then the rows.
 #[must_use]
 pub fn bench_table(id: &str, description: &str, reports: &[CaseReport]) -> String {
+    format!("== {id}: {description}\n{}", case_table(reports))
+}
+
+/// The rows of one benchmark's table under their column headers: one row per case-phase, a
+/// failed or skipped case on one row with its reason.
+#[must_use]
+pub fn case_table(reports: &[CaseReport]) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut messages: Vec<(usize, String)> = Vec::new();
     for report in reports {
@@ -103,7 +110,7 @@ pub fn bench_table(id: &str, description: &str, reports: &[CaseReport]) -> Strin
             *width = (*width).max(cell.chars().count());
         }
     }
-    let mut text = format!("== {id}: {description}\n");
+    let mut text = String::new();
     let header: Vec<String> = HEADERS.iter().map(|h| (*h).to_owned()).collect();
     text.push_str(&render_row(&header, &widths));
     for (index, row) in rows.iter().enumerate() {

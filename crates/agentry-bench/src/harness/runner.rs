@@ -5,7 +5,8 @@
 //! 1. Output files are opened before anything is measured, so a wrong path fails at once.
 //! 2. Benchmarks run in the order given, their cases in the order they declare (interleaved
 //!    cases last, together in rounds); a benchmark's table (and its JSON lines and charts)
-//!    is written as soon as it finishes, its cases in declaration order.
+//!    is written as soon as it finishes, its cases in declaration order; the CSV and Markdown
+//!    files once every benchmark has run.
 //! 3. A failed case does not stop the run; it is listed at the end and makes the exit status 1.
 
 use std::ffi::OsString;
@@ -20,8 +21,8 @@ use crate::harness::json::{JsonWriter, machine_line, record_line};
 use crate::harness::report::{bench_table, duration, failure_summary};
 use crate::harness::{
     ALL, BenchDef, Case, CaseMeta, CaseReport, CaseStatus, Cli, MachineInfo, MeasureConfig,
-    OutputError, Progress, Record, Registry, Scale, apply_ratios, case_records, csv, measure_case,
-    measure_rounds,
+    OutputError, Progress, Record, Registry, Scale, apply_ratios, case_records, csv, markdown,
+    measure_case, measure_rounds,
 };
 
 /// Exit status: every case passed.
@@ -110,10 +111,10 @@ pub fn run(cli: &Cli, registry: &Registry, out: &mut dyn Write, err: &mut dyn Wr
         Ok(json) => json,
         Err(error) => return failed_output(outcome, err, error),
     };
-    if let Some(path) = &cli.csv
-        && let Err(error) = File::create(path)
-    {
-        return failed_output(outcome, err, OutputError::io(path, error));
+    for path in [&cli.csv, &cli.md].into_iter().flatten() {
+        if let Err(error) = File::create(path) {
+            return failed_output(outcome, err, OutputError::io(path, error));
+        }
     }
     if let Some(dir) = &cli.plot
         && let Err(error) = std::fs::create_dir_all(dir)
@@ -136,6 +137,7 @@ pub fn run(cli: &Cli, registry: &Registry, out: &mut dyn Write, err: &mut dyn Wr
     let config = cli.measure_config();
     let mut progress = Progress::new(!cli.no_progress);
     let mut records: Vec<Record> = Vec::new();
+    let mut md_sections: Vec<String> = Vec::new();
     for bench in &selection.benches {
         let mut reports = run_bench(bench, cli.scale(), &config, &mut progress);
         apply_ratios(&mut reports);
@@ -156,6 +158,13 @@ pub fn run(cli: &Cli, registry: &Registry, out: &mut dyn Write, err: &mut dyn Wr
                 drawn.map(|paths| progress.print(out, &written(&paths))),
             );
         }
+        if cli.md.is_some() {
+            md_sections.push(markdown::bench_section(
+                bench.id,
+                bench.description,
+                &reports,
+            ));
+        }
         records.extend(bench_records);
         outcome.reports.append(&mut reports);
     }
@@ -164,33 +173,36 @@ pub fn run(cli: &Cli, registry: &Registry, out: &mut dyn Write, err: &mut dyn Wr
     if let Some(path) = &cli.csv {
         keep(&mut outcome, csv::write_csv(path, &records));
     }
+    let tally = tally(&outcome.reports);
+    if let Some(path) = &cli.md {
+        let text = markdown::document(&cli.command_line(), &machine, &tally, &md_sections);
+        keep(&mut outcome, markdown::write_markdown(path, &text));
+    }
     let mut files: Vec<&Path> = Vec::new();
     files.extend(cli.json.as_deref());
     files.extend(cli.csv.as_deref());
+    files.extend(cli.md.as_deref());
     if !files.is_empty() {
         say(out, &written(&files));
     }
-    let failed = outcome
-        .reports
-        .iter()
-        .filter(|r| r.failure().is_some())
-        .count();
-    let skipped = outcome
-        .reports
-        .iter()
-        .filter(|r| matches!(r.status, CaseStatus::Skipped(_)))
-        .count();
-    say(
-        out,
-        &format!(
-            "{} case(s) run: {failed} failed, {skipped} skipped\n",
-            outcome.reports.len()
-        ),
-    );
+    say(out, &format!("{tally}\n"));
     if let Some(summary) = failure_summary(&outcome.reports) {
         say(err, &summary);
     }
     outcome
+}
+
+/// How many cases ran, failed and were skipped: `12 case(s) run: 0 failed, 1 skipped`.
+fn tally(reports: &[CaseReport]) -> String {
+    let failed = reports.iter().filter(|r| r.failure().is_some()).count();
+    let skipped = reports
+        .iter()
+        .filter(|r| matches!(r.status, CaseStatus::Skipped(_)))
+        .count();
+    format!(
+        "{} case(s) run: {failed} failed, {skipped} skipped",
+        reports.len()
+    )
 }
 
 /// Measures every case of `bench`, skipping the rest of a capped series once one of its cases
