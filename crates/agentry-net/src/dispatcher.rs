@@ -5,7 +5,7 @@
 //!
 //! - Each io thread owns, created on that thread: a `mio::Poll`, a `mio::Waker` (an eventfd,
 //!   under a reserved token) and a *driven* `one_thread` dispatcher
-//!   ([`OneThreadDispatcher::driven`](agentry::disp::OneThreadDispatcher::driven)) whose serving loop is the thread's event loop
+//!   ([`OneThreadBuilder::build_driven`](agentry::disp::OneThreadBuilder::build_driven)) whose serving loop is the thread's event loop
 //!   (`dispatcher/io_loop.rs`). Agents bound to it are ordinary agents; they run on that
 //!   thread only, one at a time.
 //! - Threads are independent loops ([`IoDispatcherBuilder::threads`]); nothing is shared

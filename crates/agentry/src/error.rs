@@ -442,6 +442,12 @@ pub enum BuildError {
     /// A worker thread could not be spawned.
     #[error("could not spawn a worker thread: {0}")]
     Spawn(#[from] std::io::Error),
+    /// A dispatcher name is empty or contains a NUL byte (it names threads and statistics).
+    #[error("invalid dispatcher name {0:?}: it must be non-empty and contain no NUL byte")]
+    InvalidName(String),
+    /// A dispatcher setting is out of range (the text says which).
+    #[error("invalid dispatcher setting: {0}")]
+    InvalidSetting(&'static str),
     /// The environment is shutting down or stopped.
     #[error("the environment is stopped or shutting down")]
     EnvStopped,

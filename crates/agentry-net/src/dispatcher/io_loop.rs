@@ -79,7 +79,7 @@ fn set_up(
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER_TOKEN)?);
     let registry = poll.registry().try_clone()?;
-    let (dispatcher, driver) = OneThreadDispatcher::driven(env, name, move || {
+    let (dispatcher, driver) = OneThreadDispatcher::builder(name).build_driven(env, move || {
         if let Err(e) = waker.wake() {
             tracing::error!(error = %e, "cannot wake an io thread");
         }
