@@ -20,12 +20,11 @@
 //! | [`PrioOneThreadDispatcher`] | [`PrioOneThreadBuilder`] | `strictly_ordered` (default), `quoted_round_robin` |
 //!
 //! (`agentry-net`'s `IoDispatcher` has the same shape.) Building fails with a typed
-//! [`BuildError`](crate::BuildError): [`InvalidName`](crate::BuildError::InvalidName) for a
-//! name that is empty or holds a NUL byte (see [`check_name`]),
-//! [`InvalidSetting`](crate::BuildError::InvalidSetting) for an option out of range (no
-//! threads, a round-robin quote of 0), and the failures of starting threads. A dispatcher that
-//! starts no thread when built (`active_obj`, `active_group`: their threads start as agents
-//! are bound) returns a `Result` too, so that the shape is one.
+//! [`BuildError`]: [`InvalidName`](BuildError::InvalidName) for a name that is empty or holds
+//! a NUL byte (see [`check_name`]), [`InvalidSetting`](BuildError::InvalidSetting) for an
+//! option out of range (no threads, a round-robin quote of 0), and the failures of starting
+//! threads. A dispatcher that starts no thread when built (`active_obj`, `active_group`: their
+//! threads start as agents are bound) returns a `Result` too, so that the shape is one.
 //!
 //! ```
 //! use agentry::disp::{Fifo, OneThreadDispatcher, PrioOneThreadDispatcher, ThreadPoolDispatcher};

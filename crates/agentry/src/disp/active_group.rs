@@ -28,6 +28,14 @@ struct Inner {
 /// Its threads start as groups get their first agent, so [`build`](Self::build) starts
 /// nothing and fails only on an invalid name; it returns a `Result` like every dispatcher's
 /// builder.
+///
+/// ```
+/// use agentry::{Env, disp::ActiveGroupDispatcher};
+///
+/// let env = Env::new().expect("env");
+/// let groups = ActiveGroupDispatcher::builder("shards").build(env.handle()).expect("built");
+/// assert_eq!(groups.live_groups(), 0);
+/// ```
 #[derive(Clone, Debug)]
 pub struct ActiveGroupBuilder {
     name: String,

@@ -24,6 +24,18 @@ struct Inner {
 ///
 /// Its threads start as agents are bound, so [`build`](Self::build) starts nothing and fails
 /// only on an invalid name; it returns a `Result` like every dispatcher's builder.
+///
+/// ```
+/// use agentry::{BuildError, Env, disp::ActiveObjDispatcher};
+///
+/// let env = Env::new().expect("env");
+/// let per_agent = ActiveObjDispatcher::builder("blocking").build(env.handle()).expect("built");
+/// assert_eq!(per_agent.threads_started(), 0);
+/// assert!(matches!(
+///     ActiveObjDispatcher::builder("").build(env.handle()),
+///     Err(BuildError::InvalidName(_))
+/// ));
+/// ```
 #[derive(Clone, Debug)]
 pub struct ActiveObjBuilder {
     name: String,

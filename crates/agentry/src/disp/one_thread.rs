@@ -49,6 +49,32 @@ impl DispatcherCore for Core {
 
 /// Settings of a `one_thread` dispatcher ([`OneThreadDispatcher::builder`]): only its name.
 /// [`build`](Self::build) fails only if the name is invalid or the thread cannot start.
+///
+/// A driven dispatcher, served by the calling thread:
+///
+/// ```
+/// use agentry::{Agent, Ctx, Define, DefineError, Env, disp::OneThreadDispatcher};
+///
+/// struct Ping;
+/// struct Counter(u32);
+/// impl Agent for Counter {
+///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+///         def.on(|c: &mut Counter, _: &mut Ctx<Counter>, _: Ping| c.0 += 1)?;
+///         Ok(())
+///     }
+/// }
+///
+/// let env = Env::builder().autoshutdown(false).build().expect("env");
+/// let (disp, mut driver) = OneThreadDispatcher::builder("loop")
+///     .build_driven(env.handle(), || {})
+///     .expect("driven dispatcher");
+/// let mut coop = env.handle().new_coop();
+/// let counter = coop.add_with(Counter(0), &disp.binder());
+/// env.handle().register_coop(coop).expect("registered");
+/// counter.send(Ping);
+/// while driver.run() > 0 {}
+/// assert_eq!(disp.stats().agents, 1);
+/// ```
 #[derive(Clone, Debug)]
 pub struct OneThreadBuilder {
     name: String,

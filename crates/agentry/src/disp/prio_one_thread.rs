@@ -25,6 +25,18 @@ use std::fmt;
 
 /// Settings of a priority dispatcher ([`PrioOneThreadDispatcher::builder`]): its name and
 /// how it orders the priorities (strictly, the default, or quoted round robin).
+///
+/// ```
+/// use agentry::{BuildError, Env, disp::PrioOneThreadDispatcher};
+///
+/// let env = Env::new().expect("env");
+/// let strict = PrioOneThreadDispatcher::builder("strict").strictly_ordered().build(env.handle());
+/// assert_eq!(strict.expect("built").stats().kind, "prio_one_thread_strictly_ordered");
+/// let starving = PrioOneThreadDispatcher::builder("rr")
+///     .quoted_round_robin([0, 1, 1, 1, 1, 1, 1, 1])
+///     .build(env.handle());
+/// assert!(matches!(starving, Err(BuildError::InvalidSetting(_))));
+/// ```
 #[derive(Clone, Debug)]
 pub struct PrioOneThreadBuilder {
     name: String,

@@ -74,6 +74,24 @@ impl Closable for Pool {
 }
 
 /// Settings of a thread pool ([`ThreadPoolDispatcher::builder`]).
+///
+/// ```
+/// use agentry::{BuildError, Env, disp::{Fifo, ThreadPoolDispatcher}};
+///
+/// let env = Env::new().expect("env");
+/// let pool = ThreadPoolDispatcher::builder("crunch")
+///     .threads(2)
+///     .fifo(Fifo::Coop)
+///     .affinity(false)
+///     .max_demands_at_once(8)
+///     .build(env.handle())
+///     .expect("pool");
+/// assert_eq!(pool.stats().threads, 2);
+/// assert!(matches!(
+///     ThreadPoolDispatcher::builder("none").threads(0).build(env.handle()),
+///     Err(BuildError::InvalidSetting(_))
+/// ));
+/// ```
 #[derive(Clone, Debug)]
 pub struct ThreadPoolBuilder {
     name: String,
