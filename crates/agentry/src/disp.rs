@@ -253,14 +253,19 @@ impl DefaultDispatcher {
     /// The name of the default dispatcher.
     const NAME: &str = "default";
 
+    /// The builder of the default pool.
+    fn pool(threads: usize) -> ThreadPoolBuilder {
+        let mut pool = ThreadPoolDispatcher::builder(Self::NAME);
+        pool.threads(threads);
+        pool
+    }
+
     /// Checks the settings ([`EnvBuilder::build`](crate::EnvBuilder::build)), so that a bad
     /// one fails there rather than at the first registration.
     pub(crate) fn validate(self) -> Result<(), BuildError> {
         match self {
             DefaultDispatcher::OneThread => Ok(()),
-            DefaultDispatcher::ThreadPool { threads } => ThreadPoolDispatcher::builder(Self::NAME)
-                .threads(threads)
-                .validate(),
+            DefaultDispatcher::ThreadPool { threads } => Self::pool(threads).validate(),
         }
     }
 
@@ -270,10 +275,9 @@ impl DefaultDispatcher {
             DefaultDispatcher::OneThread => {
                 OneThreadDispatcher::new(env, Self::NAME).map(|d| d.binder())
             }
-            DefaultDispatcher::ThreadPool { threads } => ThreadPoolDispatcher::builder(Self::NAME)
-                .threads(threads)
-                .build(env)
-                .map(|d| d.binder()),
+            DefaultDispatcher::ThreadPool { threads } => {
+                Self::pool(threads).build(env).map(|d| d.binder())
+            }
         }
     }
 }
