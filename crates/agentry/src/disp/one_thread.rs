@@ -73,7 +73,7 @@ impl DispatcherCore for Core {
 /// env.handle().register_coop(coop).expect("registered");
 /// counter.send(Ping);
 /// while driver.run() > 0 {}
-/// assert_eq!(disp.stats().agents, 1);
+/// assert_eq!(disp.stats().handled, 2, "the agent's start and its message, on this thread");
 /// ```
 #[derive(Clone, Debug)]
 pub struct OneThreadBuilder {
