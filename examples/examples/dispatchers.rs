@@ -111,8 +111,8 @@ fn run() -> Vec<Run> {
     let env = Env::builder().autoshutdown(false).build().expect("env");
     let h = env.handle();
     let one = OneThreadDispatcher::new(h, "one").expect("one_thread");
-    let per_agent = ActiveObjDispatcher::new(h, "obj");
-    let groups = ActiveGroupDispatcher::new(h, "grp");
+    let per_agent = ActiveObjDispatcher::new(h, "obj").expect("active_obj");
+    let groups = ActiveGroupDispatcher::new(h, "grp").expect("active_group");
     let pool = ThreadPoolDispatcher::builder("pool")
         .threads(2)
         .build(h)

@@ -5,10 +5,10 @@
 //!
 //! - Each io thread owns, created on that thread: a `mio::Poll`, a `mio::Waker` (an eventfd,
 //!   under a reserved token) and a *driven* `one_thread` dispatcher
-//!   ([`OneThreadDispatcher::driven`](agentry::disp::OneThreadDispatcher::driven)) whose serving loop is the thread's event loop
+//!   ([`OneThreadBuilder::build_driven`](agentry::disp::OneThreadBuilder::build_driven)) whose serving loop is the thread's event loop
 //!   (`dispatcher/io_loop.rs`). Agents bound to it are ordinary agents; they run on that
 //!   thread only, one at a time.
-//! - Threads are independent loops ([`IoDispatcherBuilder::threads`]); nothing is shared
+//! - Threads are independent loops ([`IoBuilder::threads`]); nothing is shared
 //!   between them but the environment. [`IoDispatcher::binder`] spreads agents round-robin;
 //!   [`IoDispatcher::binder_at`] picks a thread. A listener spreads its connections the same
 //!   way, and a per-connection owner is bound to its channel's thread.
@@ -33,7 +33,8 @@ use crate::error::NetError;
 use crate::ids::ConnId;
 use crate::listener::{Acceptor, ConnOwner, Listener};
 use crate::stats::NetStats;
-use agentry::disp::Binder;
+use agentry::BuildError;
+use agentry::disp::{Binder, check_name};
 use agentry::{EnvHandle, Mbox};
 use std::fmt;
 use std::net::SocketAddr;
@@ -41,7 +42,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// Builder of an [`IoDispatcher`].
+/// Settings of an [`IoDispatcher`] ([`IoDispatcher::builder`]), built the way every agentry
+/// dispatcher is (see [`agentry::disp`]): `&mut self` options, then
+/// [`build`](Self::build)`(&env) -> Result<IoDispatcher, BuildError>`.
 ///
 /// ```
 /// use agentry::Env;
@@ -52,15 +55,16 @@ use std::time::{Duration, Instant};
 /// assert_eq!(io.threads(), 2);
 /// ```
 #[derive(Clone, Debug)]
-pub struct IoDispatcherBuilder {
+pub struct IoBuilder {
     name: String,
     threads: usize,
     spin: Duration,
     events: usize,
 }
 
-impl IoDispatcherBuilder {
-    /// Number of io threads, each an independent loop (default 1).
+impl IoBuilder {
+    /// Number of io threads, each an independent loop (default 1; [`build`](Self::build)
+    /// refuses 0).
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = threads;
         self
@@ -74,21 +78,26 @@ impl IoDispatcherBuilder {
         self
     }
 
-    /// Readiness events taken per `epoll_wait` (default 1024).
+    /// Readiness events taken per `epoll_wait` (default 1024; [`build`](Self::build) refuses
+    /// 0).
     pub fn events_capacity(&mut self, events: usize) -> &mut Self {
         self.events = events;
         self
     }
 
-    /// Starts the io threads; each creates its poll, waker and dispatcher before this returns.
-    pub fn build(&self, env: &EnvHandle) -> Result<IoDispatcher, NetError> {
+    /// Starts the io threads (named `agentry-net-<name>-<i>`); each creates its poll, waker
+    /// and dispatcher before this returns.
+    pub fn build(&self, env: &EnvHandle) -> Result<IoDispatcher, BuildError> {
+        check_name(&self.name)?;
         if self.threads == 0 {
-            return Err(NetError::InvalidConfig(
-                "an io dispatcher needs at least one thread",
+            return Err(BuildError::InvalidSetting(
+                "io dispatcher: threads must be at least 1",
             ));
         }
         if self.events == 0 {
-            return Err(NetError::InvalidConfig("events_capacity must be > 0"));
+            return Err(BuildError::InvalidSetting(
+                "io dispatcher: events_capacity must be at least 1",
+            ));
         }
         let exits = Arc::new(Exits::default());
         let mut threads = Vec::with_capacity(self.threads);
@@ -109,10 +118,10 @@ impl IoDispatcherBuilder {
                 .spawn(move || io_loop::run(params))
                 .map_err(|e| {
                     exits.exited();
-                    NetError::Io(e)
+                    BuildError::Spawn(e)
                 })?;
             // The thread either reports or drops the sender (then `recv` fails): no hang.
-            let started = started_rx.recv().map_err(|_| NetError::ThreadLost)??;
+            let started = started_rx.recv().map_err(|_| BuildError::ThreadLost)??;
             threads.push(started);
         }
         Ok(IoDispatcher(Arc::new(Shared {
@@ -177,19 +186,19 @@ struct Shared {
 }
 
 impl IoDispatcher {
-    /// An io dispatcher with one thread.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, NetError> {
-        Self::builder(name).build(env)
-    }
-
-    /// A builder (threads, spin, events per poll).
-    pub fn builder(name: impl Into<String>) -> IoDispatcherBuilder {
-        IoDispatcherBuilder {
+    /// Settings for a new io dispatcher named `name` (threads, spin, events per poll).
+    pub fn builder(name: impl Into<String>) -> IoBuilder {
+        IoBuilder {
             name: name.into(),
             threads: 1,
             spin: Duration::ZERO,
             events: 1024,
         }
+    }
+
+    /// `builder(name).build(env)`: an io dispatcher with one thread.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+        Self::builder(name).build(env)
     }
 
     /// The dispatcher's name.

@@ -3,11 +3,12 @@
 use std::io;
 use thiserror::Error;
 
-/// Why an io dispatcher, a listener, a connection attempt or a registration could not be set up.
+/// Why a listener, a connection attempt or a registration could not be set up (an io
+/// dispatcher's own build fails with [`agentry::BuildError`], like every dispatcher's).
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum NetError {
-    /// An operating-system call failed (bind, poll creation, registration).
+    /// An operating-system call failed (bind, registration).
     #[error("io error: {0}")]
     Io(#[from] io::Error),
     /// A configuration value is out of range (the text says which).
@@ -20,15 +21,13 @@ pub enum NetError {
     /// The key does not name a live registration of this io thread.
     #[error("unknown io key")]
     UnknownKey,
-    /// An io thread could not start its dispatcher.
-    #[error("could not start the io dispatcher: {0}")]
+    /// A dispatcher could not be built (`?` on an [`IoDispatcher`](crate::IoDispatcher)'s
+    /// build in a function that returns this error).
+    #[error("could not build the dispatcher: {0}")]
     Build(#[from] agentry::BuildError),
     /// The listener's or connection's coop could not be registered.
     #[error("could not register the coop: {0}")]
     Register(#[from] agentry::RegisterError),
-    /// An io thread exited before it reported that it was ready.
-    #[error("an io thread exited during start-up")]
-    ThreadLost,
 }
 
 /// Why an outgoing connection could not be established ([`ConnectFailed`](crate::ConnectFailed)).

@@ -43,7 +43,7 @@
 //!
 //! ## Map of the crate
 //!
-//! - [`IoDispatcher`] ([`IoDispatcherBuilder`]): io threads; `binder()` binds agents to them;
+//! - [`IoDispatcher`] ([`IoBuilder`]): io threads; `binder()` binds agents to them;
 //!   [`listen`](IoDispatcher::listen) and [`connect`](IoDispatcher::connect); [`NetStats`].
 //! - [`Listener`], [`ListenerConfig`], [`ConnOwner`] (one owner for all connections, or an
 //!   owner agent per connection made by a factory from [`ConnInfo`]), [`ListenerStats`].
@@ -89,7 +89,7 @@ mod stats;
 
 pub use config::{ChannelConfig, ConnectConfig, ListenerConfig, MinRate};
 pub use credit::Credit;
-pub use dispatcher::{IoDispatcher, IoDispatcherBuilder};
+pub use dispatcher::{IoBuilder, IoDispatcher};
 pub use error::{ConnectError, NetError};
 pub use framing::Framing;
 pub use ids::{ConnId, IoKey};

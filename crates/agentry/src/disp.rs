@@ -1,5 +1,50 @@
 //! Dispatchers: which threads run which agents.
 //!
+//! # Building a dispatcher
+//!
+//! Every dispatcher is made the same way (the guide's chapter 5 compares them):
+//!
+//! - `X::builder(name)` returns its builder, `XBuilder` (here, beside the handle); its option
+//!   methods take and return `&mut Self`, like [`EnvBuilder`](crate::EnvBuilder)'s, so they
+//!   chain;
+//! - `builder.build(&env)` checks the settings and starts the dispatcher:
+//!   `Result<X, BuildError>`;
+//! - `X::new(&env, name)` is `X::builder(name).build(&env)`, for the default settings.
+//!
+//! | handle | builder | options |
+//! |---|---|---|
+//! | [`OneThreadDispatcher`] | [`OneThreadBuilder`] | none; [`build_driven`](OneThreadBuilder::build_driven) for a dispatcher run by the caller's event loop ([`Driver`]) |
+//! | [`ActiveObjDispatcher`] | [`ActiveObjBuilder`] | none |
+//! | [`ActiveGroupDispatcher`] | [`ActiveGroupBuilder`] | none |
+//! | [`ThreadPoolDispatcher`] | [`ThreadPoolBuilder`] | `threads`, `fifo` ([`Fifo`]), `affinity`, `max_demands_at_once` |
+//! | [`PrioOneThreadDispatcher`] | [`PrioOneThreadBuilder`] | `strictly_ordered` (default), `quoted_round_robin` |
+//!
+//! (`agentry-net`'s `IoDispatcher` has the same shape.) Building fails with a typed
+//! [`BuildError`]: [`InvalidName`](BuildError::InvalidName) for a name that is empty or holds
+//! a NUL byte (see [`check_name`]), [`InvalidSetting`](BuildError::InvalidSetting) for an
+//! option out of range (no threads, a round-robin quote of 0), and the failures of starting
+//! threads. A dispatcher that starts no thread when built (`active_obj`, `active_group`: their
+//! threads start as agents are bound) returns a `Result` too, so that the shape is one.
+//!
+//! ```
+//! use agentry::disp::{Fifo, OneThreadDispatcher, PrioOneThreadDispatcher, ThreadPoolDispatcher};
+//! use agentry::{BuildError, Env};
+//!
+//! let env = Env::new().expect("env");
+//! let h = env.handle();
+//! let io = OneThreadDispatcher::new(h, "io")?;
+//! let pool = ThreadPoolDispatcher::builder("crunch").threads(2).fifo(Fifo::Coop).build(h)?;
+//! let prio = PrioOneThreadDispatcher::builder("control")
+//!     .quoted_round_robin([1, 1, 1, 1, 1, 1, 2, 4])
+//!     .build(h)?;
+//! assert!(matches!(
+//!     ThreadPoolDispatcher::builder("none").threads(0).build(h),
+//!     Err(BuildError::InvalidSetting(_))
+//! ));
+//! # drop((io, pool, prio));
+//! # Ok::<(), BuildError>(())
+//! ```
+//!
 //! # The seam
 //!
 //! An agent meets its dispatcher in exactly two places:
@@ -32,20 +77,21 @@ pub(crate) mod one_thread;
 mod prio_one_thread;
 pub(crate) mod thread_pool;
 
-pub use active_group::ActiveGroupDispatcher;
-pub use active_obj::ActiveObjDispatcher;
+pub use active_group::{ActiveGroupBuilder, ActiveGroupDispatcher};
+pub use active_obj::{ActiveObjBuilder, ActiveObjDispatcher};
 pub use engine::Driver;
 pub(crate) use engine::serves_a_queue;
-pub use one_thread::OneThreadDispatcher;
-pub use prio_one_thread::PrioOneThreadDispatcher;
+pub use one_thread::{OneThreadBuilder, OneThreadDispatcher};
+pub use prio_one_thread::{PrioOneThreadBuilder, PrioOneThreadDispatcher};
 /// Called by agentry's own blocking waits (a request, a chain receive) before the calling
 /// thread blocks: a dispatcher thread hands over what it holds (the pool's affinity).
 pub(crate) use thread_pool::before_blocking;
 pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};
 
 use crate::demand::Demand;
+use crate::env::EnvHandle;
 use crate::env::EnvInner;
-use crate::error::BindError;
+use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
@@ -145,6 +191,24 @@ impl<'a> BindScope<'a> {
     }
 }
 
+/// Checks a dispatcher name: non-empty, and without a NUL byte (it names the dispatcher's
+/// threads, and a thread name cannot hold one). Every builder checks its name with it, and so
+/// does a dispatcher built on agentry outside this crate (`agentry-net`'s io dispatcher).
+///
+/// ```
+/// use agentry::{BuildError, disp::check_name};
+///
+/// assert!(check_name("io").is_ok());
+/// assert!(matches!(check_name(""), Err(BuildError::InvalidName(_))));
+/// assert!(matches!(check_name("a\0b"), Err(BuildError::InvalidName(_))));
+/// ```
+pub fn check_name(name: &str) -> Result<(), BuildError> {
+    if name.is_empty() || name.contains('\0') {
+        return Err(BuildError::InvalidName(name.to_owned()));
+    }
+    Ok(())
+}
+
 /// The dispatcher of an environment's agents that were given none
 /// ([`EnvBuilder::default_dispatcher`](crate::EnvBuilder::default_dispatcher)). It is started
 /// when the first agent needs it, so an environment whose agents all run elsewhere starts no
@@ -179,9 +243,43 @@ pub enum DefaultDispatcher {
     OneThread,
     /// A thread pool of `threads` workers, FIFO per agent.
     ThreadPool {
-        /// Worker threads (at least 1).
+        /// Worker threads (at least 1: [`EnvBuilder::build`](crate::EnvBuilder::build) refuses
+        /// 0).
         threads: usize,
     },
+}
+
+impl DefaultDispatcher {
+    /// The name of the default dispatcher.
+    const NAME: &str = "default";
+
+    /// The builder of the default pool.
+    fn pool(threads: usize) -> ThreadPoolBuilder {
+        let mut pool = ThreadPoolDispatcher::builder(Self::NAME);
+        pool.threads(threads);
+        pool
+    }
+
+    /// Checks the settings ([`EnvBuilder::build`](crate::EnvBuilder::build)), so that a bad
+    /// one fails there rather than at the first registration.
+    pub(crate) fn validate(self) -> Result<(), BuildError> {
+        match self {
+            DefaultDispatcher::OneThread => Ok(()),
+            DefaultDispatcher::ThreadPool { threads } => Self::pool(threads).validate(),
+        }
+    }
+
+    /// Starts the dispatcher; returns its binder.
+    pub(crate) fn start(self, env: &EnvHandle) -> Result<Binder, BuildError> {
+        match self {
+            DefaultDispatcher::OneThread => {
+                OneThreadDispatcher::new(env, Self::NAME).map(|d| d.binder())
+            }
+            DefaultDispatcher::ThreadPool { threads } => {
+                Self::pool(threads).build(env).map(|d| d.binder())
+            }
+        }
+    }
 }
 
 /// A snapshot of one dispatcher's counters ([`EnvHandle::dispatcher_stats`](crate::EnvHandle::dispatcher_stats)).

@@ -32,8 +32,9 @@ use crate::destination::Destination;
 use crate::destination::sealed::Timed;
 use crate::disp::Driver;
 use crate::disp::OneThreadDispatcher;
-use crate::disp::ThreadPoolDispatcher;
-use crate::disp::{BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats};
+use crate::disp::{
+    BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats, check_name,
+};
 use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
@@ -188,6 +189,9 @@ impl EnvInner {
         closer: Arc<dyn Closable>,
         body: impl FnOnce() + Send + 'static,
     ) -> Result<(), BuildError> {
+        // std panics on a thread name with a NUL; an `active_group`'s group names reach here
+        // unchecked.
+        check_name(name)?;
         let mut workers = self.workers.lock();
         if self.phase() == STOPPED {
             return Err(BuildError::EnvStopped);
@@ -225,15 +229,7 @@ impl EnvInner {
             return Ok(binder.clone());
         }
         let handle = EnvHandle(Arc::clone(self));
-        let made = match self.config.default_dispatcher {
-            DefaultDispatcher::OneThread => {
-                OneThreadDispatcher::new(&handle, "default").map(|d| d.binder())
-            }
-            DefaultDispatcher::ThreadPool { threads } => ThreadPoolDispatcher::builder("default")
-                .threads(threads)
-                .build(&handle)
-                .map(|d| d.binder()),
-        };
+        let made = self.config.default_dispatcher.start(&handle);
         let binder = made.map_err(|e| match e {
             BuildError::EnvStopped => BindError::DispatcherShutDown("default".into()),
             other => BindError::Spawn(other.to_string()),
@@ -820,6 +816,7 @@ impl Env {
     }
 
     fn from_config(config: Config) -> Result<Env, BuildError> {
+        config.default_dispatcher.validate()?;
         let handle = EnvHandle(Arc::new(EnvInner::new(config)));
         Ok(Env { handle })
     }
@@ -831,7 +828,8 @@ impl Env {
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Result<(Env, Driver), BuildError> {
         let handle = EnvHandle(Arc::new(EnvInner::new(config)));
-        let (default, driver) = OneThreadDispatcher::driven(&handle, "default", wake)?;
+        let (default, driver) =
+            OneThreadDispatcher::builder("default").build_driven(&handle, wake)?;
         *handle.0.default.lock() = Some(default.binder());
         Ok((Env { handle }, driver))
     }

@@ -439,9 +439,20 @@ pub enum NameError {
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// A worker thread could not be spawned.
-    #[error("could not spawn a worker thread: {0}")]
+    /// A dispatcher thread could not be started: spawning it failed, or (an io thread of
+    /// `agentry-net`) creating what it waits on.
+    #[error("could not start a dispatcher thread: {0}")]
     Spawn(#[from] std::io::Error),
+    /// A dispatcher thread exited before it reported that it was ready (`agentry-net`'s io
+    /// threads report; a panic while setting up is the usual cause).
+    #[error("a dispatcher thread exited during start-up")]
+    ThreadLost,
+    /// A dispatcher name is empty or contains a NUL byte (it names threads and statistics).
+    #[error("invalid dispatcher name {0:?}: it must be non-empty and contain no NUL byte")]
+    InvalidName(String),
+    /// A dispatcher setting is out of range (the text says which).
+    #[error("invalid dispatcher setting: {0}")]
+    InvalidSetting(&'static str),
     /// The environment is shutting down or stopped.
     #[error("the environment is stopped or shutting down")]
     EnvStopped,

@@ -45,7 +45,9 @@
 //!   from agents (and each other), with [`mchain::Select`] over several chains;
 //!   [`Destination`]: anything a message can be sent to (mbox, multi mbox or chain).
 //! - [`Coop`], [`Env`], [`EnvHandle`]: registering agents and running them.
-//! - [`disp`]: dispatchers (which threads run which agents) and [`disp::Binder`].
+//! - [`disp`]: dispatchers (which threads run which agents), each built one way
+//!   (`X::builder(name)`, options, `.build(&env)`, or `X::new(&env, name)`), and
+//!   [`disp::Binder`].
 //! - [`Request`] and [`Mbox::request`]: synchronous request/reply with a timeout.
 //! - [`timer`]: delayed and periodic messages ([`EnvHandle::send_delayed`], [`TimerHandle`]),
 //!   and the [`ManualClock`] for deterministic tests.

@@ -114,7 +114,7 @@ fn a_child_of_a_one_thread_agent_runs_on_its_thread() {
 fn a_child_of_an_active_object_gets_a_thread_of_its_own() {
     let env = env();
     let h = env.handle().clone();
-    let ao = ActiveObjDispatcher::new(&h, "ao");
+    let ao = ActiveObjDispatcher::new(&h, "ao").expect("dispatcher");
     let (parent, child) = parent_and_child(&h, &ao.binder(), None);
     assert!(parent.starts_with("agentry-ao"), "{parent}");
     assert!(child.starts_with("agentry-ao"), "{child}");

@@ -57,12 +57,12 @@ fn an_event_loop_serves_agents_woken_by_other_threads() {
     let loop_thread = std::thread::spawn(move || {
         let wakeup = Arc::new(Wakeup::default());
         let w = Arc::clone(&wakeup);
-        let (dispatcher, mut driver) =
-            OneThreadDispatcher::driven(&handle, "loop", move || w.wake())
-                .expect("driven dispatcher");
+        let (dispatcher, mut driver) = OneThreadDispatcher::builder("loop")
+            .build_driven(&handle, move || w.wake())
+            .expect("driven dispatcher");
         assert!(
             matches!(
-                OneThreadDispatcher::driven(&handle, "again", || {}),
+                OneThreadDispatcher::builder("again").build_driven(&handle, || {}),
                 Err(BuildError::ThreadBusy)
             ),
             "a thread drives one dispatcher"

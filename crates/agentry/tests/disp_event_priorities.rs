@@ -304,7 +304,7 @@ fn a_multi_mbox_subscription_carries_its_own_priority() {
 fn on_a_priority_dispatcher_the_agents_priority_ranks_before_event_priorities() {
     let env = env();
     let h = env.handle();
-    let prio = PrioOneThreadDispatcher::strictly_ordered(h, "prio").expect("dispatcher");
+    let prio = PrioOneThreadDispatcher::new(h, "prio").expect("dispatcher");
     let (plain_tx, plain_out) = mpsc::channel();
     let (plain, _) = register(h, Recorder::new(None, plain_tx), &prio.binder());
     // Both agents share the thread; hold it inside the urgent agent.

@@ -104,7 +104,7 @@ fn deregister(h: &EnvHandle, (id, gone): &(CoopId, Receiver<CoopDeregistered>)) 
 fn an_active_obj_agent_has_a_thread_that_ends_with_it() {
     let env = Env::builder().autoshutdown(false).build().expect("env");
     let h = env.handle();
-    let ao = ActiveObjDispatcher::new(h, "ao");
+    let ao = ActiveObjDispatcher::new(h, "ao").expect("dispatcher");
     let mut coop = h.new_coop();
     let agents: Vec<_> = (0..3)
         .map(|_| coop.add_with(Worker::default(), &ao.binder()))
@@ -151,7 +151,7 @@ fn an_active_obj_agent_has_a_thread_that_ends_with_it() {
 fn an_active_group_thread_is_shared_and_ends_with_the_groups_last_agent() {
     let env = Env::builder().autoshutdown(false).build().expect("env");
     let h = env.handle();
-    let groups = ActiveGroupDispatcher::new(h, "ag");
+    let groups = ActiveGroupDispatcher::new(h, "ag").expect("dispatcher");
     let alone = |group: &str| {
         let mut coop = h.new_coop();
         let mbox = coop.add_with(Worker::default(), &groups.binder(group));
@@ -251,8 +251,8 @@ fn a_failed_registration_leaves_nothing_bound_to_thread_starting_binders() {
     let h = env.handle();
     let other = Env::builder().autoshutdown(false).build().expect("env");
     let foreign = OneThreadDispatcher::new(other.handle(), "foreign").expect("dispatcher");
-    let ao = ActiveObjDispatcher::new(h, "tx");
-    let groups = ActiveGroupDispatcher::new(h, "txg");
+    let ao = ActiveObjDispatcher::new(h, "tx").expect("dispatcher");
+    let groups = ActiveGroupDispatcher::new(h, "txg").expect("dispatcher");
     let bound = |h: &EnvHandle| -> usize { h.dispatcher_stats().iter().map(|s| s.agents).sum() };
     let nothing_left = |what: &str| {
         assert_eq!(bound(h), 0, "{what}: an agent stayed bound");
@@ -343,7 +343,7 @@ fn threads_of_finished_agents_are_released_before_shutdown() {
     const AGENTS: usize = 150;
     let env = Env::builder().autoshutdown(false).build().expect("env");
     let h = env.handle();
-    let ao = ActiveObjDispatcher::new(h, "churn");
+    let ao = ActiveObjDispatcher::new(h, "churn").expect("dispatcher");
     let Some(before) = mappings() else { return };
     for _ in 0..AGENTS {
         let mut coop = h.new_coop();

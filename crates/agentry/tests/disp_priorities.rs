@@ -78,8 +78,10 @@ fn names(log: &[String]) -> String {
 #[test]
 fn strictly_ordered_serves_higher_priorities_first() {
     let env = Env::builder().autoshutdown(false).build().expect("env");
-    let prio =
-        PrioOneThreadDispatcher::strictly_ordered(env.handle(), "strict").expect("dispatcher");
+    let prio = PrioOneThreadDispatcher::builder("strict")
+        .strictly_ordered()
+        .build(env.handle())
+        .expect("dispatcher");
     let log = run_with(&env, &prio.binder(), 5);
     assert_eq!(names(&log), "HHHHHMMMMMLLLLL");
     // Each agent's jobs in send order.
@@ -103,7 +105,9 @@ fn quoted_round_robin_interleaves_by_quota() {
     let mut quotes = [1; 8];
     quotes[Priority::P7.index()] = 3;
     quotes[Priority::P3.index()] = 2;
-    let rr = PrioOneThreadDispatcher::quoted_round_robin(env.handle(), "rr", quotes)
+    let rr = PrioOneThreadDispatcher::builder("rr")
+        .quoted_round_robin(quotes)
+        .build(env.handle())
         .expect("dispatcher");
     let log = run_with(&env, &rr.binder(), 6);
     // Rounds of 3 H, 2 M, 1 L while each has work; nobody starves.

@@ -33,7 +33,7 @@ impl Agent for Member {
 fn every_child_stops_last_first_then_starts_first_first() {
     quiet_expected_panics();
     let env = Env::new().expect("env");
-    let threads = ActiveObjDispatcher::new(env.handle(), "workers");
+    let threads = ActiveObjDispatcher::new(env.handle(), "workers").expect("dispatcher");
     let log = Log::default();
     let mut coop = env.handle().new_coop();
     coop.supervise(Supervision::new(Strategy::OneForAll));

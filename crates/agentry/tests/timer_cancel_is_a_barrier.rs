@@ -650,7 +650,9 @@ fn dropping_the_handle_while_its_handler_runs_does_not_wait() {
     let clock = ManualClock::new();
     let env = manual_env(&clock, false);
     let h = env.handle();
-    let ao = agentry::disp::ActiveObjDispatcher::new(h, "ao").binder();
+    let ao = agentry::disp::ActiveObjDispatcher::new(h, "ao")
+        .expect("dispatcher")
+        .binder();
     let (g, key) = gate();
     let mut coop = h.new_coop();
     let held = coop.add_with(Held(Some(g)), &ao);
@@ -694,7 +696,9 @@ fn a_handler_cancelling_its_multi_mbox_timer_waits_for_the_other_subscriber_only
     let clock = ManualClock::new();
     let env = manual_env(&clock, false);
     let h = env.handle();
-    let ao = agentry::disp::ActiveObjDispatcher::new(h, "ao").binder();
+    let ao = agentry::disp::ActiveObjDispatcher::new(h, "ao")
+        .expect("dispatcher")
+        .binder();
     let news = h.create_mbox();
     let timer: Arc<Mutex<Option<TimerHandle>>> = Arc::default();
     let other_entered = Arc::new(AtomicBool::new(false));

@@ -150,11 +150,16 @@ impl Placement {
         let (binders, contiguous) = match self {
             Self::OneThread => (vec![env.default_binder()], false),
             Self::ActiveObj => (
-                vec![ActiveObjDispatcher::new(env, "active_obj").binder()],
+                vec![
+                    ActiveObjDispatcher::new(env, "active_obj")
+                        .map_err(setup("make the active_obj dispatcher"))?
+                        .binder(),
+                ],
                 false,
             ),
             Self::ActiveGroup(groups) => {
-                let dispatcher = ActiveGroupDispatcher::new(env, "active_group");
+                let dispatcher = ActiveGroupDispatcher::new(env, "active_group")
+                    .map_err(setup("make the active_group dispatcher"))?;
                 let binders = (0..groups)
                     .map(|g| dispatcher.binder(&format!("group-{g}")))
                     .collect();

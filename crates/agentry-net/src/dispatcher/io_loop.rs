@@ -12,13 +12,12 @@
 //! 4. stop once the dispatcher is closed, after running what is left.
 
 use super::ExitGuard;
-use crate::error::NetError;
 use crate::ids::IoKey;
 use crate::reactor::{self, IoReady, LoopState, WAKER_TOKEN};
 use crate::stats::Counters;
 use agentry::disp::Driver;
 use agentry::disp::OneThreadDispatcher;
-use agentry::{EnvHandle, Mbox};
+use agentry::{BuildError, EnvHandle, Mbox};
 use mio::{Events, Poll, Waker};
 use std::io;
 use std::sync::{Arc, mpsc};
@@ -40,7 +39,7 @@ pub(crate) struct Params {
     pub(crate) index: usize,
     pub(crate) spin: Duration,
     pub(crate) events: usize,
-    pub(crate) started: mpsc::Sender<Result<Started, NetError>>,
+    pub(crate) started: mpsc::Sender<Result<Started, BuildError>>,
     pub(crate) exit: ExitGuard,
 }
 
@@ -74,12 +73,12 @@ fn set_up(
     env: &EnvHandle,
     name: String,
     index: usize,
-    started: &mpsc::Sender<Result<Started, NetError>>,
-) -> Result<(Poll, Driver, Arc<Counters>), NetError> {
+    started: &mpsc::Sender<Result<Started, BuildError>>,
+) -> Result<(Poll, Driver, Arc<Counters>), BuildError> {
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER_TOKEN)?);
     let registry = poll.registry().try_clone()?;
-    let (dispatcher, driver) = OneThreadDispatcher::driven(env, name, move || {
+    let (dispatcher, driver) = OneThreadDispatcher::builder(name).build_driven(env, move || {
         if let Err(e) = waker.wake() {
             tracing::error!(error = %e, "cannot wake an io thread");
         }
@@ -95,7 +94,7 @@ fn set_up(
     {
         // The builder is gone; dropping the driver closes the dispatcher.
         reactor::uninstall();
-        return Err(NetError::ThreadLost);
+        return Err(BuildError::ThreadLost);
     }
     Ok((poll, driver, counters))
 }

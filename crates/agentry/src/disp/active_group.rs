@@ -7,9 +7,9 @@
 
 use super::engine::Policy;
 use super::one_thread::{Core, OneThreadDispatcher};
-use super::{BindScope, Binder, BinderKind, PreparedBinding};
+use super::{BindScope, Binder, BinderKind, PreparedBinding, check_name};
 use crate::env::EnvHandle;
-use crate::error::BindError;
+use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -20,6 +20,37 @@ struct Inner {
     env: usize,
     name: String,
     groups: Mutex<HashMap<Arc<str>, Weak<Core>>>,
+}
+
+/// Settings of an `active_group` dispatcher ([`ActiveGroupDispatcher::builder`]): only its
+/// name.
+///
+/// Its threads start as groups get their first agent, so [`build`](Self::build) starts
+/// nothing and fails only on an invalid name; it returns a `Result` like every dispatcher's
+/// builder.
+///
+/// ```
+/// use agentry::{Env, disp::ActiveGroupDispatcher};
+///
+/// let env = Env::new().expect("env");
+/// let groups = ActiveGroupDispatcher::builder("shards").build(env.handle()).expect("built");
+/// assert_eq!(groups.live_groups(), 0);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ActiveGroupBuilder {
+    name: String,
+}
+
+impl ActiveGroupBuilder {
+    /// Makes the dispatcher (its threads will be named `agentry-<name>-<group>`).
+    pub fn build(&self, env: &EnvHandle) -> Result<ActiveGroupDispatcher, BuildError> {
+        check_name(&self.name)?;
+        Ok(ActiveGroupDispatcher(Arc::new(Inner {
+            env: env.inner().address(),
+            name: self.name.clone(),
+            groups: Mutex::new(HashMap::new()),
+        })))
+    }
 }
 
 /// Handle of an `active_group` dispatcher: one thread per named group.
@@ -33,7 +64,7 @@ struct Inner {
 /// }
 ///
 /// let env = Env::new().expect("env");
-/// let groups = ActiveGroupDispatcher::new(env.handle(), "shards");
+/// let groups = ActiveGroupDispatcher::new(env.handle(), "shards").expect("dispatcher");
 /// let mut coop = env.handle().new_coop();
 /// coop.add_with(Worker, &groups.binder("shard-1"));
 /// env.handle().register_coop(coop).expect("registered");
@@ -43,13 +74,15 @@ struct Inner {
 pub struct ActiveGroupDispatcher(Arc<Inner>);
 
 impl ActiveGroupDispatcher {
-    /// A dispatcher whose threads are named `agentry-<name>-<group>`.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Self {
-        ActiveGroupDispatcher(Arc::new(Inner {
-            env: env.inner().address(),
-            name: name.into(),
-            groups: Mutex::new(HashMap::new()),
-        }))
+    /// Settings for a new dispatcher named `name` (it has none but its name).
+    pub fn builder(name: impl Into<String>) -> ActiveGroupBuilder {
+        ActiveGroupBuilder { name: name.into() }
+    }
+
+    /// `builder(name).build(env)`: a dispatcher whose threads are named
+    /// `agentry-<name>-<group>`.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+        Self::builder(name).build(env)
     }
 
     /// A binder for the agents of group `group`.

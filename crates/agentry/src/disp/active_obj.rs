@@ -6,9 +6,9 @@
 
 use super::engine::Policy;
 use super::one_thread::OneThreadDispatcher;
-use super::{BindScope, Binder, BinderKind, PreparedBinding};
+use super::{BindScope, Binder, BinderKind, PreparedBinding, check_name};
 use crate::env::EnvHandle;
-use crate::error::BindError;
+use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
@@ -18,6 +18,39 @@ struct Inner {
     env: usize,
     name: String,
     started: AtomicU64,
+}
+
+/// Settings of an `active_obj` dispatcher ([`ActiveObjDispatcher::builder`]): only its name.
+///
+/// Its threads start as agents are bound, so [`build`](Self::build) starts nothing and fails
+/// only on an invalid name; it returns a `Result` like every dispatcher's builder.
+///
+/// ```
+/// use agentry::{BuildError, Env, disp::ActiveObjDispatcher};
+///
+/// let env = Env::new().expect("env");
+/// let per_agent = ActiveObjDispatcher::builder("blocking").build(env.handle()).expect("built");
+/// assert_eq!(per_agent.threads_started(), 0);
+/// assert!(matches!(
+///     ActiveObjDispatcher::builder("").build(env.handle()),
+///     Err(BuildError::InvalidName(_))
+/// ));
+/// ```
+#[derive(Clone, Debug)]
+pub struct ActiveObjBuilder {
+    name: String,
+}
+
+impl ActiveObjBuilder {
+    /// Makes the dispatcher (its threads will be named `agentry-<name>-<n>`).
+    pub fn build(&self, env: &EnvHandle) -> Result<ActiveObjDispatcher, BuildError> {
+        check_name(&self.name)?;
+        Ok(ActiveObjDispatcher(Arc::new(Inner {
+            env: env.inner().address(),
+            name: self.name.clone(),
+            started: AtomicU64::new(0),
+        })))
+    }
 }
 
 /// Handle of an `active_obj` dispatcher: one thread per agent.
@@ -31,7 +64,7 @@ struct Inner {
 /// }
 ///
 /// let env = Env::new().expect("env");
-/// let per_agent = ActiveObjDispatcher::new(env.handle(), "workers");
+/// let per_agent = ActiveObjDispatcher::new(env.handle(), "workers").expect("dispatcher");
 /// let mut coop = env.handle().new_coop();
 /// coop.add_with(Worker, &per_agent.binder());
 /// env.handle().register_coop(coop).expect("registered");
@@ -41,13 +74,14 @@ struct Inner {
 pub struct ActiveObjDispatcher(Arc<Inner>);
 
 impl ActiveObjDispatcher {
-    /// A dispatcher whose threads are named `agentry-<name>-<n>`.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Self {
-        ActiveObjDispatcher(Arc::new(Inner {
-            env: env.inner().address(),
-            name: name.into(),
-            started: AtomicU64::new(0),
-        }))
+    /// Settings for a new dispatcher named `name` (it has none but its name).
+    pub fn builder(name: impl Into<String>) -> ActiveObjBuilder {
+        ActiveObjBuilder { name: name.into() }
+    }
+
+    /// `builder(name).build(env)`: a dispatcher whose threads are named `agentry-<name>-<n>`.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+        Self::builder(name).build(env)
     }
 
     /// A binder that gives each agent bound with it a thread of its own.

@@ -6,7 +6,7 @@ use super::engine::worker_thread;
 use super::engine::{Driver, Policy, Queue};
 use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
-    PreparedBinding,
+    PreparedBinding, check_name,
 };
 use crate::env::EnvHandle;
 use crate::env::{Closable, EnvInner};
@@ -47,6 +47,69 @@ impl DispatcherCore for Core {
     }
 }
 
+/// Settings of a `one_thread` dispatcher ([`OneThreadDispatcher::builder`]): only its name.
+/// [`build`](Self::build) fails only if the name is invalid or the thread cannot start.
+///
+/// A driven dispatcher, served by the calling thread:
+///
+/// ```
+/// use agentry::{Agent, Ctx, Define, DefineError, Env, disp::OneThreadDispatcher};
+///
+/// struct Ping;
+/// struct Counter(u32);
+/// impl Agent for Counter {
+///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+///         def.on(|c: &mut Counter, _: &mut Ctx<Counter>, _: Ping| c.0 += 1)?;
+///         Ok(())
+///     }
+/// }
+///
+/// let env = Env::builder().autoshutdown(false).build().expect("env");
+/// let (disp, mut driver) = OneThreadDispatcher::builder("loop")
+///     .build_driven(env.handle(), || {})
+///     .expect("driven dispatcher");
+/// let mut coop = env.handle().new_coop();
+/// let counter = coop.add_with(Counter(0), &disp.binder());
+/// env.handle().register_coop(coop).expect("registered");
+/// counter.send(Ping);
+/// while driver.run() > 0 {}
+/// assert_eq!(disp.stats().handled, 2, "the agent's start and its message, on this thread");
+/// ```
+#[derive(Clone, Debug)]
+pub struct OneThreadBuilder {
+    name: String,
+}
+
+impl OneThreadBuilder {
+    /// Starts the dispatcher's thread (named `agentry-<name>`).
+    pub fn build(&self, env: &EnvHandle) -> Result<OneThreadDispatcher, BuildError> {
+        check_name(&self.name)?;
+        OneThreadDispatcher::spawn(env.inner(), self.name.clone(), "one_thread", Policy::Fifo)
+    }
+
+    /// Builds a dispatcher whose thread is the caller's: an event loop on the calling thread
+    /// serves its agents through the returned [`Driver`], and `wake` (which must make the
+    /// loop's blocking call return — e.g. `mio::Waker::wake`) is called when demands arrive
+    /// while the loop blocks. Fails with [`BuildError::ThreadBusy`] if the calling thread
+    /// already serves a dispatcher.
+    pub fn build_driven(
+        &self,
+        env: &EnvHandle,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<(OneThreadDispatcher, Driver), BuildError> {
+        check_name(&self.name)?;
+        let inner = env.inner();
+        let parker = Parker::with_callback(Box::new(wake));
+        let queue = Arc::new(Queue::new(inner, self.name.clone(), Policy::Fifo, parker));
+        let driver = Driver::claim(Arc::clone(&queue))?;
+        inner.register_closer(Arc::clone(&queue) as Arc<dyn Closable>);
+        Ok((
+            OneThreadDispatcher::with_queue(inner, queue, "driven"),
+            driver,
+        ))
+    }
+}
+
 /// Handle of a `one_thread` dispatcher: one worker thread for all its agents.
 ///
 /// The dispatcher lives while a handle or a bound agent exists; its thread is joined when the
@@ -71,9 +134,15 @@ impl DispatcherCore for Core {
 pub struct OneThreadDispatcher(Arc<Core>);
 
 impl OneThreadDispatcher {
-    /// Starts a dispatcher thread named `agentry-<name>`.
+    /// Settings for a new dispatcher named `name` (it has none but its name; see
+    /// [`OneThreadBuilder::build_driven`] for a dispatcher run by the caller's event loop).
+    pub fn builder(name: impl Into<String>) -> OneThreadBuilder {
+        OneThreadBuilder { name: name.into() }
+    }
+
+    /// `builder(name).build(env)`: starts a dispatcher thread named `agentry-<name>`.
     pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
-        Self::spawn(env.inner(), name.into(), "one_thread", Policy::Fifo)
+        Self::builder(name).build(env)
     }
 
     /// Starts a one-thread dispatcher of the given kind (`active_obj`, `active_group` and the
@@ -103,24 +172,6 @@ impl OneThreadDispatcher {
         });
         inner.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
         OneThreadDispatcher(core)
-    }
-
-    /// A dispatcher whose thread is the caller's: an event loop on the calling thread serves
-    /// its agents through the returned [`Driver`], and `wake` (which must make the loop's
-    /// blocking call return — e.g. `mio::Waker::wake`) is called when demands arrive while the
-    /// loop blocks. Fails with [`BuildError::ThreadBusy`] if the calling thread already serves
-    /// a dispatcher.
-    pub fn driven(
-        env: &EnvHandle,
-        name: impl Into<String>,
-        wake: impl Fn() + Send + Sync + 'static,
-    ) -> Result<(Self, Driver), BuildError> {
-        let inner = env.inner();
-        let parker = Parker::with_callback(Box::new(wake));
-        let queue = Arc::new(Queue::new(inner, name.into(), Policy::Fifo, parker));
-        let driver = Driver::claim(Arc::clone(&queue))?;
-        inner.register_closer(Arc::clone(&queue) as Arc<dyn Closable>);
-        Ok((Self::with_queue(inner, queue, "driven"), driver))
     }
 
     pub(crate) fn from_core(core: Arc<Core>) -> Self {

@@ -8,7 +8,8 @@
 //!   lane; a lower lane waits as long as a higher one has work. Demands from other threads
 //!   join their lanes at least every 32 demands served.
 //! - *Quoted round robin*: each round serves up to `quotes[p]` demands of lane `p`, highest
-//!   priority first: higher priorities get more turns but no lane starves.
+//!   priority first: higher priorities get more turns but no lane starves (every quote is at
+//!   least 1: the builder refuses a 0).
 //!
 //! Each agent's demands stay in one lane, so per-sender FIFO holds as on `one_thread`. Inside a
 //! lane, event priorities ([`Define::event_priority`](crate::Define::event_priority)) order the
@@ -16,11 +17,67 @@
 
 use super::engine::Policy;
 use super::one_thread::OneThreadDispatcher;
-use super::{BindScope, Binder, BinderKind, PreparedBinding};
+use super::{BindScope, Binder, BinderKind, PreparedBinding, check_name};
 use crate::env::EnvHandle;
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
+
+/// Settings of a priority dispatcher ([`PrioOneThreadDispatcher::builder`]): its name and
+/// how it orders the priorities (strictly, the default, or quoted round robin).
+///
+/// ```
+/// use agentry::{BuildError, Env, disp::PrioOneThreadDispatcher};
+///
+/// let env = Env::new().expect("env");
+/// let strict = PrioOneThreadDispatcher::builder("strict").strictly_ordered().build(env.handle());
+/// assert_eq!(strict.expect("built").stats().kind, "prio_one_thread_strictly_ordered");
+/// let starving = PrioOneThreadDispatcher::builder("rr")
+///     .quoted_round_robin([0, 1, 1, 1, 1, 1, 1, 1])
+///     .build(env.handle());
+/// assert!(matches!(starving, Err(BuildError::InvalidSetting(_))));
+/// ```
+#[derive(Clone, Debug)]
+pub struct PrioOneThreadBuilder {
+    name: String,
+    /// The round-robin quotes; `None`: strictly ordered.
+    quotes: Option<[usize; 8]>,
+}
+
+impl PrioOneThreadBuilder {
+    /// Always serve the highest priority with work first (the default).
+    pub fn strictly_ordered(&mut self) -> &mut Self {
+        self.quotes = None;
+        self
+    }
+
+    /// Serve up to `quotes[p]` demands of priority `p` per round, highest priority first.
+    /// Every quote must be at least 1 ([`build`](Self::build) refuses a 0 with
+    /// [`BuildError::InvalidSetting`]).
+    pub fn quoted_round_robin(&mut self, quotes: [usize; 8]) -> &mut Self {
+        self.quotes = Some(quotes);
+        self
+    }
+
+    /// Starts the dispatcher's thread (named `agentry-<name>`).
+    pub fn build(&self, env: &EnvHandle) -> Result<PrioOneThreadDispatcher, BuildError> {
+        check_name(&self.name)?;
+        let (kind, policy) = match self.quotes {
+            None => ("prio_one_thread_strictly_ordered", Policy::Strict),
+            Some(quotes) if quotes.contains(&0) => {
+                return Err(BuildError::InvalidSetting(
+                    "prio_one_thread: every round-robin quote must be at least 1",
+                ));
+            }
+            Some(quotes) => (
+                "prio_one_thread_quoted_round_robin",
+                Policy::RoundRobin(quotes),
+            ),
+        };
+        OneThreadDispatcher::spawn(env.inner(), self.name.clone(), kind, policy)
+            .map(PrioOneThreadDispatcher)
+    }
+}
 
 /// Handle of a priority dispatcher (one worker thread).
 ///
@@ -37,7 +94,10 @@ use std::fmt;
 /// }
 ///
 /// let env = Env::new().expect("env");
-/// let prio = PrioOneThreadDispatcher::strictly_ordered(env.handle(), "prio").expect("dispatcher");
+/// let prio = PrioOneThreadDispatcher::builder("prio")
+///     .quoted_round_robin([1, 1, 1, 1, 2, 2, 4, 8])
+///     .build(env.handle())
+///     .expect("dispatcher");
 /// let mut coop = env.handle().new_coop();
 /// coop.add_with(Urgent, &prio.binder());
 /// env.handle().register_coop(coop).expect("registered");
@@ -47,31 +107,17 @@ use std::fmt;
 pub struct PrioOneThreadDispatcher(OneThreadDispatcher);
 
 impl PrioOneThreadDispatcher {
-    /// A dispatcher that always serves the highest priority with work first.
-    pub fn strictly_ordered(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
-        OneThreadDispatcher::spawn(
-            env.inner(),
-            name.into(),
-            "prio_one_thread_strictly_ordered",
-            Policy::Strict,
-        )
-        .map(PrioOneThreadDispatcher)
+    /// Settings for a new dispatcher named `name` (strictly ordered unless told otherwise).
+    pub fn builder(name: impl Into<String>) -> PrioOneThreadBuilder {
+        PrioOneThreadBuilder {
+            name: name.into(),
+            quotes: None,
+        }
     }
 
-    /// A dispatcher that serves up to `quotes[p]` demands of priority `p` per round, highest
-    /// priority first (a quote of 0 counts as 1).
-    pub fn quoted_round_robin(
-        env: &EnvHandle,
-        name: impl Into<String>,
-        quotes: [usize; 8],
-    ) -> Result<Self, BuildError> {
-        OneThreadDispatcher::spawn(
-            env.inner(),
-            name.into(),
-            "prio_one_thread_quoted_round_robin",
-            Policy::RoundRobin(quotes),
-        )
-        .map(PrioOneThreadDispatcher)
+    /// `builder(name).build(env)`: a strictly ordered dispatcher.
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+        Self::builder(name).build(env)
     }
 
     /// A binder for agents served by this dispatcher (each at the priority it declared).

@@ -190,14 +190,18 @@ fn one_thread_runs_every_message_once_in_per_sender_order() {
 fn prio_one_thread_serves_every_lane() {
     run_chain(|env| {
         Some(
-            PrioOneThreadDispatcher::strictly_ordered(env, "strict")
+            PrioOneThreadDispatcher::builder("strict")
+                .strictly_ordered()
+                .build(env)
                 .expect("dispatcher")
                 .binder(),
         )
     });
     run_chain(|env| {
         Some(
-            PrioOneThreadDispatcher::quoted_round_robin(env, "rr", [2; 8])
+            PrioOneThreadDispatcher::builder("rr")
+                .quoted_round_robin([2; 8])
+                .build(env)
                 .expect("dispatcher")
                 .binder(),
         )

@@ -17,7 +17,7 @@ pub(crate) use pool::before_blocking;
 
 use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
-    PreparedBinding,
+    PreparedBinding, check_name,
 };
 use crate::env::{Closable, EnvHandle};
 use crate::error::{BindError, BuildError};
@@ -74,7 +74,25 @@ impl Closable for Pool {
 }
 
 /// Settings of a thread pool ([`ThreadPoolDispatcher::builder`]).
-#[derive(Debug)]
+///
+/// ```
+/// use agentry::{BuildError, Env, disp::{Fifo, ThreadPoolDispatcher}};
+///
+/// let env = Env::new().expect("env");
+/// let pool = ThreadPoolDispatcher::builder("crunch")
+///     .threads(2)
+///     .fifo(Fifo::Coop)
+///     .affinity(false)
+///     .max_demands_at_once(8)
+///     .build(env.handle())
+///     .expect("pool");
+/// assert_eq!(pool.stats().threads, 2);
+/// assert!(matches!(
+///     ThreadPoolDispatcher::builder("none").threads(0).build(env.handle()),
+///     Err(BuildError::InvalidSetting(_))
+/// ));
+/// ```
+#[derive(Clone, Debug)]
 pub struct ThreadPoolBuilder {
     name: String,
     threads: usize,
@@ -84,9 +102,10 @@ pub struct ThreadPoolBuilder {
 }
 
 impl ThreadPoolBuilder {
-    /// Worker threads (default: the machine's available parallelism; at least 1).
+    /// Worker threads (default: the machine's available parallelism; [`build`](Self::build)
+    /// refuses 0).
     pub fn threads(&mut self, threads: usize) -> &mut Self {
-        self.threads = threads.max(1);
+        self.threads = threads;
         self
     }
 
@@ -110,15 +129,32 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Demands a worker takes from one queue before moving to the next (default 32; at
-    /// least 1).
+    /// Demands a worker takes from one queue before moving to the next (default 32;
+    /// [`build`](Self::build) refuses 0).
     pub fn max_demands_at_once(&mut self, n: usize) -> &mut Self {
-        self.max_demands_at_once = n.max(1);
+        self.max_demands_at_once = n;
         self
     }
 
+    /// Checks the settings: a valid name, at least one thread, at least one demand at once.
+    pub(crate) fn validate(&self) -> Result<(), BuildError> {
+        check_name(&self.name)?;
+        if self.threads == 0 {
+            return Err(BuildError::InvalidSetting(
+                "thread_pool: threads must be at least 1",
+            ));
+        }
+        if self.max_demands_at_once == 0 {
+            return Err(BuildError::InvalidSetting(
+                "thread_pool: max_demands_at_once must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
     /// Starts the pool's threads (named `agentry-<name>-<i>`).
-    pub fn build(&mut self, env: &EnvHandle) -> Result<ThreadPoolDispatcher, BuildError> {
+    pub fn build(&self, env: &EnvHandle) -> Result<ThreadPoolDispatcher, BuildError> {
+        self.validate()?;
         let inner = env.inner();
         let pool = Arc::new(Pool::new(
             self.name.clone(),
@@ -181,6 +217,12 @@ impl ThreadPoolDispatcher {
             max_demands_at_once: 32,
             affinity: true,
         }
+    }
+
+    /// `builder(name).build(env)`: a pool with the default settings (a thread per available
+    /// core, FIFO per agent, affinity on).
+    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+        Self::builder(name).build(env)
     }
 
     /// A binder for agents that should run on this pool.

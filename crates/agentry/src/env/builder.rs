@@ -101,7 +101,9 @@ impl EnvBuilder {
         self
     }
 
-    /// Builds the environment and starts its default dispatcher and its timer thread.
+    /// Builds the environment (its default dispatcher and its timer thread start when first
+    /// needed). Fails with [`BuildError::InvalidSetting`] if the default dispatcher is a pool
+    /// of no threads.
     pub fn build(&mut self) -> Result<Env, BuildError> {
         Env::from_config(self.config())
     }

@@ -263,14 +263,16 @@ pub fn dispatchers(env: &EnvHandle) -> Vec<Disp> {
             .binder()
     };
     let second = OneThreadDispatcher::new(env, "second").expect("one_thread dispatcher");
-    let groups = ActiveGroupDispatcher::new(env, "grp");
+    let groups = ActiveGroupDispatcher::new(env, "grp").expect("dispatcher");
     vec![
         one("one_thread (default)", OneThread, env.default_binder()),
         one("one_thread (second instance)", OneThread, second.binder()),
         one(
             "active_obj",
             Parallel,
-            ActiveObjDispatcher::new(env, "ao").binder(),
+            ActiveObjDispatcher::new(env, "ao")
+                .expect("dispatcher")
+                .binder(),
         ),
         one("active_group (one group)", OneThread, groups.binder("all")),
         Disp {
@@ -302,14 +304,16 @@ pub fn dispatchers(env: &EnvHandle) -> Vec<Disp> {
         one(
             "prio_one_thread (strictly ordered)",
             OneThread,
-            PrioOneThreadDispatcher::strictly_ordered(env, "prio-s")
+            PrioOneThreadDispatcher::new(env, "prio-s")
                 .expect("priority dispatcher")
                 .binder(),
         ),
         one(
             "prio_one_thread (quoted round robin)",
             OneThread,
-            PrioOneThreadDispatcher::quoted_round_robin(env, "prio-rr", [2; 8])
+            PrioOneThreadDispatcher::builder("prio-rr")
+                .quoted_round_robin([2; 8])
+                .build(env)
                 .expect("priority dispatcher")
                 .binder(),
         ),

@@ -63,7 +63,7 @@ pub struct Dispatchers {
 
 impl Dispatchers {
     /// # Errors
-    /// A dispatcher that could not start its threads.
+    /// A dispatcher that could not be built.
     pub fn new(env: &EnvHandle) -> Result<Self, agentry::BuildError> {
         let pool = |name: &str, fifo| {
             ThreadPoolDispatcher::builder(name)
@@ -74,12 +74,14 @@ impl Dispatchers {
         Ok(Dispatchers {
             default: env.default_binder(),
             second: OneThreadDispatcher::new(env, "soak-second")?,
-            active_obj: ActiveObjDispatcher::new(env, "soak-ao"),
-            groups: ActiveGroupDispatcher::new(env, "soak-grp"),
+            active_obj: ActiveObjDispatcher::new(env, "soak-ao")?,
+            groups: ActiveGroupDispatcher::new(env, "soak-grp")?,
             pool_agent: pool("soak-pool-agent", Fifo::Agent)?,
             pool_coop: pool("soak-pool-coop", Fifo::Coop)?,
-            prio_strict: PrioOneThreadDispatcher::strictly_ordered(env, "soak-prio-s")?,
-            prio_rr: PrioOneThreadDispatcher::quoted_round_robin(env, "soak-prio-rr", [2; 8])?,
+            prio_strict: PrioOneThreadDispatcher::new(env, "soak-prio-s")?,
+            prio_rr: PrioOneThreadDispatcher::builder("soak-prio-rr")
+                .quoted_round_robin([2; 8])
+                .build(env)?,
         })
     }
 

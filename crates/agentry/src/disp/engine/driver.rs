@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The serving side of a driven dispatcher
-/// ([`OneThreadDispatcher::driven`](crate::disp::OneThreadDispatcher::driven)):
+/// ([`OneThreadBuilder::build_driven`](crate::disp::OneThreadBuilder::build_driven)):
 /// the event loop of the thread that created it runs the dispatcher's agents through it.
 ///
 /// A loop iteration: [`run`](Self::run) until it returns 0; then [`prepare_to_block`](Self::prepare_to_block)

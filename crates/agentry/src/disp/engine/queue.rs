@@ -37,7 +37,8 @@ pub(crate) enum Policy {
     Fifo,
     /// Eight lanes; always the highest non-empty one.
     Strict,
-    /// Eight lanes; up to `quotes[p]` demands of lane `p`, highest first, then round again.
+    /// Eight lanes; up to `quotes[p]` demands of lane `p`, highest first, then round again
+    /// (every quote at least 1: `PrioOneThreadBuilder::build` refuses a 0).
     RoundRobin([usize; 8]),
 }
 

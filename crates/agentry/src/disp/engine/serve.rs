@@ -151,7 +151,7 @@ impl Server {
     fn serve_round_robin(&mut self, quotes: &[usize; 8]) -> bool {
         let mut worked = false;
         for lane in (0..self.lanes()).rev() {
-            for _ in 0..quotes[lane].max(1) {
+            for _ in 0..quotes[lane] {
                 if !self.serve_one(lane) {
                     break;
                 }
