@@ -19,13 +19,14 @@ pub(crate) mod registry;
 pub(crate) mod start;
 
 use crate::agent::Agent;
-use crate::agent::cell::UndefinedAgent;
+use crate::agent::cell::{Declared, UndefinedAgent};
 use crate::agent::restart::SupervisedAgent;
 use crate::agent::shared::AgentShared;
 use crate::disp::Binder;
 use crate::env::EnvHandle;
 use crate::ids::CoopId;
-use crate::mbox::{Mbox, MultiMbox};
+use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::protocol::Protocol;
 use crate::supervision::{ChildSpec, Supervision};
 use std::fmt;
 use std::sync::Arc;
@@ -197,8 +198,27 @@ impl Coop {
         self.push(agent, Some(binder.clone()))
     }
 
+    /// [`add`](Self::add), returning the agent's typed address: sends through it compile only
+    /// for the message types of its [`Protocol`], and the registration fails
+    /// ([`DefineError::UnhandledProtocolMessage`](crate::DefineError::UnhandledProtocolMessage))
+    /// if its definition subscribes no handler for one of them (see
+    /// [`protocol`](crate::protocol)).
+    pub fn add_addr<A: Protocol>(&mut self, agent: A) -> Addr<A> {
+        self.push_declared(agent, None)
+    }
+
+    /// [`add_addr`](Self::add_addr), bound through `binder`.
+    pub fn add_addr_with<A: Protocol>(&mut self, agent: A, binder: &Binder) -> Addr<A> {
+        self.push_declared(agent, Some(binder.clone()))
+    }
+
     fn push<A: Agent>(&mut self, agent: A, binder: Option<Binder>) -> Mbox {
         self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder)
+    }
+
+    fn push_declared<A: Protocol>(&mut self, agent: A, binder: Option<Binder>) -> Addr<A> {
+        let agent = Box::new(Declared(agent));
+        Addr::new(self.push_erased(std::any::type_name::<A>(), agent, binder))
     }
 
     fn push_erased(

@@ -219,6 +219,13 @@ pub enum DefineError {
         /// The state's name.
         state: String,
     },
+    /// An agent registered with its typed address declares this message type in its
+    /// [`Protocol`](crate::Protocol) but subscribes no handler for it on its own mbox, in any
+    /// state (see [`protocol`](crate::protocol)).
+    #[error(
+        "the protocol declares {0} but define subscribes no handler for it on the agent's own mbox"
+    )]
+    UnhandledProtocolMessage(&'static str),
     /// The agent's own reason not to run ([`DefineError::user`]).
     #[error("{0}")]
     User(UserError),

@@ -46,6 +46,7 @@ use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::priority::Priority;
+use crate::protocol::Protocol;
 use crate::slab::IncarnationCx;
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
@@ -201,14 +202,43 @@ impl<A: Agent> UndefinedAgent for A {
     }
 
     fn define(
-        mut self: Box<Self>,
+        self: Box<Self>,
         me: Mbox,
         layouts: &LayoutCache,
     ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        let mut def = Define::new(me);
-        self.as_mut().define(&mut def)?;
-        Ok(Box::new(DefinedCell::new(*self, def, None, layouts)))
+        define_cell(*self, me, layouts, |_| Ok(()))
     }
+}
+
+/// An agent added with its typed address: its definition must handle its whole protocol
+/// (`protocol.rs`).
+pub(crate) struct Declared<A>(pub(crate) A);
+
+impl<A: Protocol> UndefinedAgent for Declared<A> {
+    fn agent_type(&self) -> &'static str {
+        std::any::type_name::<A>()
+    }
+
+    fn define(
+        self: Box<Self>,
+        me: Mbox,
+        layouts: &LayoutCache,
+    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
+        define_cell(self.0, me, layouts, Define::check_protocol)
+    }
+}
+
+/// Runs `agent`'s definition, then `check` on it.
+fn define_cell<A: Agent>(
+    mut agent: A,
+    me: Mbox,
+    layouts: &LayoutCache,
+    check: impl FnOnce(&Define<A>) -> Result<(), DefineError>,
+) -> Result<Box<dyn DefinedAgent>, DefineError> {
+    let mut def = Define::new(me);
+    Agent::define(&mut agent, &mut def)?;
+    check(&def)?;
+    Ok(Box::new(DefinedCell::new(agent, def, None, layouts)))
 }
 
 /// A defined agent, not yet bound: its layout shared, its handlers and hooks its own.

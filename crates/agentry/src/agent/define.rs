@@ -10,6 +10,7 @@ use crate::error::DefineError;
 use crate::limit::{LimitEntry, Overload};
 use crate::mbox::{Mbox, MultiMbox, SubscriberOptions};
 use crate::priority::Priority;
+use crate::protocol::{self, Protocol};
 use crate::request::Request;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
@@ -322,6 +323,20 @@ impl<A: Agent> Define<A> {
     pub fn track_queue_depth(&mut self) -> &mut Self {
         self.track_depth = true;
         self
+    }
+
+    /// The registration check of a typed agent: every type of its protocol has a handler on
+    /// its own mbox, queued (in some state) or insend.
+    pub(crate) fn check_protocol(&self) -> Result<(), DefineError>
+    where
+        A: Protocol,
+    {
+        let own = self.me.id();
+        let handles = |t| self.table.subscribes(own, t) || self.insend.contains_id(t);
+        match protocol::first_unhandled::<A::Messages>(handles) {
+            Some(message) => Err(DefineError::UnhandledProtocolMessage(message)),
+            None => Ok(()),
+        }
     }
 
     /// The index the next hook gets.
