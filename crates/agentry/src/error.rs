@@ -1,6 +1,7 @@
 //! Every error the public API returns. Errors that carry a message give it back.
 
 use crate::ids::{CoopId, MboxId, WatchId};
+use crate::mchain::Envelope;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -507,6 +508,37 @@ pub enum RecvError {
     /// The chain is closed and empty.
     #[error("the chain is closed and empty")]
     Closed,
+}
+
+/// Why [`Mchain::recv_as`](crate::Mchain::recv_as) (or
+/// [`recv_future_as`](crate::Mchain::recv_future_as)) got no message of the type asked for.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RecvAsError {
+    /// No message within the timeout.
+    #[error("no message within the timeout")]
+    Timeout,
+    /// The chain is closed and empty.
+    #[error("the chain is closed and empty")]
+    Closed,
+    /// The next message is of another type. It was taken from the chain (counted as
+    /// received) and is given back here, for the caller to downcast or handle.
+    #[error("the next message is a {}, not a {expected}", got.type_name())]
+    OtherType {
+        /// The type asked for.
+        expected: &'static str,
+        /// The message that came instead.
+        got: Envelope,
+    },
+}
+
+impl From<RecvError> for RecvAsError {
+    fn from(e: RecvError) -> Self {
+        match e {
+            RecvError::Timeout => RecvAsError::Timeout,
+            RecvError::Closed => RecvAsError::Closed,
+        }
+    }
 }
 
 /// Why [`Mchain::try_recv`](crate::Mchain::try_recv) got no message.

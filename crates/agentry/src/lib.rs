@@ -148,8 +148,8 @@ pub use crate::{
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
     error::{
         BindError, BuildError, ChainSendError, DefineError, DeregisterError, HookKind, MchainError,
-        NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StartFailure,
-        StateError, StopGuardError, TryRecvError, UserError,
+        NameError, RecvAsError, RecvError, RegisterError, RequestError, SelectError, SendError,
+        StartFailure, StateError, StopGuardError, TryRecvError, UserError,
     },
     error::{SupervisionError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
