@@ -62,12 +62,16 @@
 //!   the entry and the reply type `R` is taken from it.
 //! - **At registration**: an agent registered through a typed call
 //!   ([`Coop::add_addr`](crate::Coop::add_addr), [`Coop::add_addr_with`](crate::Coop::add_addr_with),
+//!   [`Coop::add_supervised_addr`](crate::Coop::add_supervised_addr) and its `_with`,
 //!   [`EnvHandle::register_agent_addr`](crate::EnvHandle::register_agent_addr),
 //!   [`Ctx::spawn_addr`](crate::Ctx::spawn_addr)) must subscribe, on its own mbox, a handler
 //!   (queued, in at least one of its states, or insend) for every type of its protocol;
-//!   otherwise its `define` fails with [`DefineError::UnhandledProtocolMessage`] and the
-//!   registration with it. The check runs once per registration, on the registering thread;
-//!   nothing is added to the send path (a typed send *is* the untyped send).
+//!   otherwise its `define` fails with
+//!   [`DefineError::UnhandledProtocolMessage`](crate::DefineError::UnhandledProtocolMessage)
+//!   and the registration with it. A supervised agent's later incarnations are checked as
+//!   they restart: one that fails the check fails its start (its supervisor counts another
+//!   failure). The check runs once per definition, on the defining thread; nothing is added
+//!   to the send path (a typed send *is* the untyped send).
 //!
 //! Not promised:
 //!

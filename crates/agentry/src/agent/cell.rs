@@ -28,7 +28,7 @@
 
 use super::Agent;
 use super::ctx::Ctx;
-use super::define::Define;
+use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{AgentLayout, LayoutCache};
@@ -206,7 +206,7 @@ impl<A: Agent> UndefinedAgent for A {
         me: Mbox,
         layouts: &LayoutCache,
     ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        define_cell(*self, me, layouts, |_| Ok(()))
+        define_cell(*self, me, layouts, Define::unchecked, None)
     }
 }
 
@@ -224,21 +224,22 @@ impl<A: Protocol> UndefinedAgent for Declared<A> {
         me: Mbox,
         layouts: &LayoutCache,
     ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        define_cell(self.0, me, layouts, Define::check_protocol)
+        define_cell(self.0, me, layouts, Define::check_protocol, None)
     }
 }
 
-/// Runs `agent`'s definition, then `check` on it.
-fn define_cell<A: Agent>(
+/// Runs `agent`'s definition, then `check` on it; `restart` for a supervised agent.
+pub(super) fn define_cell<A: Agent>(
     mut agent: A,
     me: Mbox,
     layouts: &LayoutCache,
-    check: impl FnOnce(&Define<A>) -> Result<(), DefineError>,
+    check: DefinitionCheck<A>,
+    restart: Option<Box<Restartable<A>>>,
 ) -> Result<Box<dyn DefinedAgent>, DefineError> {
     let mut def = Define::new(me);
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
-    Ok(Box::new(DefinedCell::new(agent, def, None, layouts)))
+    Ok(Box::new(DefinedCell::new(agent, def, restart, layouts)))
 }
 
 /// A defined agent, not yet bound: its layout shared, its handlers and hooks its own.

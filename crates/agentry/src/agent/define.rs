@@ -18,6 +18,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What a registration checks of a definition once `define` returned: nothing
+/// ([`Define::unchecked`]), or that it handles the agent's protocol
+/// ([`Define::check_protocol`]). A supervised agent's restarts check each new definition the
+/// same way.
+pub(crate) type DefinitionCheck<A> = fn(&Define<A>) -> Result<(), DefineError>;
+
 /// A subscription of the agent to a multi mbox, activated when the coop is registered.
 pub(crate) struct MultiSubscriptionDef {
     pub(crate) mbox: MultiMbox,
@@ -323,6 +329,11 @@ impl<A: Agent> Define<A> {
     pub fn track_queue_depth(&mut self) -> &mut Self {
         self.track_depth = true;
         self
+    }
+
+    /// The registration check of an agent added untyped: none.
+    pub(crate) fn unchecked(&self) -> Result<(), DefineError> {
+        Ok(())
     }
 
     /// The registration check of a typed agent: every type of its protocol has a handler on
