@@ -99,6 +99,8 @@
 //! check walks it), costs one line, and lets `request` infer the reply type from the
 //! declaration. The price is a second, inferred type parameter on the sending methods (the
 //! type's position in the tuple): write `addr.send(msg)`, or `send::<M, _>` with a turbofish.
+//! For the same reason an `Addr` is not itself a [`Destination`](crate::Destination) (the
+//! position would be unconstrained); [`Addr::recipient`](crate::Addr::recipient) makes one.
 //! A handler trait implemented per message type (kameo's design) would tie declaration and
 //! handler together, but not to states: a handler of this crate belongs to states, and one
 //! message type may have several (one per state), which one method per type cannot express.
