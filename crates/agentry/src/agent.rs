@@ -3,7 +3,7 @@
 #[allow(unsafe_code)]
 pub(crate) mod cell;
 mod ctx;
-mod define;
+pub(crate) mod define;
 pub(crate) mod event_priority;
 #[allow(unsafe_code)]
 mod handlers;

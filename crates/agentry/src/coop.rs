@@ -18,14 +18,16 @@
 pub(crate) mod registry;
 pub(crate) mod start;
 
-use crate::agent::Agent;
-use crate::agent::cell::UndefinedAgent;
+use crate::agent::cell::{Declared, UndefinedAgent};
+use crate::agent::define::DefinitionCheck;
 use crate::agent::restart::SupervisedAgent;
 use crate::agent::shared::AgentShared;
+use crate::agent::{Agent, Define};
 use crate::disp::Binder;
 use crate::env::EnvHandle;
 use crate::ids::CoopId;
-use crate::mbox::{Mbox, MultiMbox};
+use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::protocol::Protocol;
 use crate::supervision::{ChildSpec, Supervision};
 use std::fmt;
 use std::sync::Arc;
@@ -197,8 +199,27 @@ impl Coop {
         self.push(agent, Some(binder.clone()))
     }
 
+    /// [`add`](Self::add), returning the agent's typed address: sends through it compile only
+    /// for the message types of its [`Protocol`], and the registration fails
+    /// ([`DefineError::UnhandledProtocolMessage`](crate::DefineError::UnhandledProtocolMessage))
+    /// if its definition subscribes no handler for one of them (see
+    /// [`protocol`](crate::protocol)).
+    pub fn add_addr<A: Protocol>(&mut self, agent: A) -> Addr<A> {
+        self.push_declared(agent, None)
+    }
+
+    /// [`add_addr`](Self::add_addr), bound through `binder`.
+    pub fn add_addr_with<A: Protocol>(&mut self, agent: A, binder: &Binder) -> Addr<A> {
+        self.push_declared(agent, Some(binder.clone()))
+    }
+
     fn push<A: Agent>(&mut self, agent: A, binder: Option<Binder>) -> Mbox {
         self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder)
+    }
+
+    fn push_declared<A: Protocol>(&mut self, agent: A, binder: Option<Binder>) -> Addr<A> {
+        let agent = Box::new(Declared(agent));
+        Addr::new(self.push_erased(std::any::type_name::<A>(), agent, binder))
     }
 
     fn push_erased(
@@ -237,7 +258,7 @@ impl Coop {
         &mut self,
         factory: impl FnMut() -> A + Send + 'static,
     ) -> Mbox {
-        self.push_supervised(factory, None)
+        self.push_supervised(factory, None, Define::unchecked)
     }
 
     /// [`add_supervised`](Self::add_supervised), bound through `binder`.
@@ -246,15 +267,36 @@ impl Coop {
         factory: impl FnMut() -> A + Send + 'static,
         binder: &Binder,
     ) -> Mbox {
-        self.push_supervised(factory, Some(binder.clone()))
+        self.push_supervised(factory, Some(binder.clone()), Define::unchecked)
+    }
+
+    /// [`add_supervised`](Self::add_supervised), returning the agent's typed address (see
+    /// [`add_addr`](Self::add_addr)). Every incarnation's definition is checked against the
+    /// protocol: the first one's at registration, a later one's at its restart (a definition
+    /// that does not handle the protocol fails that start, as a changed insend handler does).
+    pub fn add_supervised_addr<A: Protocol>(
+        &mut self,
+        factory: impl FnMut() -> A + Send + 'static,
+    ) -> Addr<A> {
+        Addr::new(self.push_supervised(factory, None, Define::check_protocol))
+    }
+
+    /// [`add_supervised_addr`](Self::add_supervised_addr), bound through `binder`.
+    pub fn add_supervised_addr_with<A: Protocol>(
+        &mut self,
+        factory: impl FnMut() -> A + Send + 'static,
+        binder: &Binder,
+    ) -> Addr<A> {
+        Addr::new(self.push_supervised(factory, Some(binder.clone()), Define::check_protocol))
     }
 
     fn push_supervised<A: Agent>(
         &mut self,
         factory: impl FnMut() -> A + Send + 'static,
         binder: Option<Binder>,
+        check: DefinitionCheck<A>,
     ) -> Mbox {
-        let agent = SupervisedAgent::new(factory);
+        let agent = SupervisedAgent::new(factory, check);
         let mbox = self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder);
         self.children.push(ChildSpec::Agent(self.agents.len() - 1));
         mbox

@@ -1,5 +1,6 @@
-//! [`Destination`]: anything a message can be sent to — an agent's [`Mbox`], a [`MultiMbox`]
-//! or an [`Mchain`].
+//! [`Destination`]: anything a message can be sent to — an agent's [`Mbox`] (or, for one type
+//! its protocol declares, its [`Recipient`](crate::Recipient)), a [`MultiMbox`] or an
+//! [`Mchain`].
 //!
 //! Code that only sends (a reply address carried in a message, a notifier, a timer) takes an
 //! `impl Destination<M>` or a `&dyn Destination<M>` and does not care whether an agent or a
@@ -36,8 +37,9 @@
 use crate::mbox::{Mbox, MultiMbox};
 use crate::mchain::Mchain;
 
-/// Somewhere a message of type `M` can be sent: an [`Mbox`], a [`MultiMbox`] (for
-/// `M: Sync`) or an [`Mchain`]. Sealed.
+/// Somewhere a message of type `M` can be sent: an [`Mbox`], a
+/// [`Recipient<M>`](crate::Recipient), a [`MultiMbox`] (for `M: Sync`) or an [`Mchain`].
+/// Sealed.
 pub trait Destination<M: Send + 'static>: sealed::Deliver<M> + Send + Sync + 'static {
     /// Sends `message`, fire-and-forget: if it cannot be delivered it is dropped and counted
     /// by the destination (see the module docs).

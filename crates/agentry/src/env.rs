@@ -40,7 +40,8 @@ use crate::error::{
 };
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
-use crate::mbox::{Mbox, MultiMbox};
+use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::protocol::Protocol;
 use crate::slab::AgentSlab;
 use crate::stats::{EnvCounters, EnvStats};
 use crate::supervision::SupervisorStats;
@@ -589,10 +590,24 @@ impl EnvHandle {
 
     /// Registers a coop holding just `agent`; returns the agent's mbox.
     pub fn register_agent<A: Agent>(&self, agent: A) -> Result<Mbox, RegisterError> {
-        let mut coop = self.new_coop();
-        let mbox = coop.add(agent);
+        self.register_one(self.new_coop(), |coop| coop.add(agent))
+    }
+
+    /// Registers a coop holding just `agent`; returns the agent's typed address (see
+    /// [`Coop::add_addr`]).
+    pub fn register_agent_addr<A: Protocol>(&self, agent: A) -> Result<Addr<A>, RegisterError> {
+        self.register_one(self.new_coop(), |coop| coop.add_addr(agent))
+    }
+
+    /// Lets `add` fill `coop` (with one agent), registers it, and returns what `add` did.
+    pub(crate) fn register_one<T>(
+        &self,
+        mut coop: Coop,
+        add: impl FnOnce(&mut Coop) -> T,
+    ) -> Result<T, RegisterError> {
+        let added = add(&mut coop);
         self.register_coop(coop)?;
-        Ok(mbox)
+        Ok(added)
     }
 
     /// Starts deregistering a coop (children first). Returns immediately.

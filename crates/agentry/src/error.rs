@@ -1,6 +1,7 @@
 //! Every error the public API returns. Errors that carry a message give it back.
 
 use crate::ids::{CoopId, MboxId, WatchId};
+use crate::mchain::Envelope;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -219,6 +220,13 @@ pub enum DefineError {
         /// The state's name.
         state: String,
     },
+    /// An agent registered with its typed address declares this message type in its
+    /// [`Protocol`](crate::Protocol) but subscribes no handler for it on its own mbox, in any
+    /// state (see [`protocol`](crate::protocol)).
+    #[error(
+        "the protocol declares {0} but define subscribes no handler for it on the agent's own mbox"
+    )]
+    UnhandledProtocolMessage(&'static str),
     /// The agent's own reason not to run ([`DefineError::user`]).
     #[error("{0}")]
     User(UserError),
@@ -511,6 +519,37 @@ pub enum RecvError {
     /// The chain is closed and empty.
     #[error("the chain is closed and empty")]
     Closed,
+}
+
+/// Why [`Mchain::recv_as`](crate::Mchain::recv_as) (or
+/// [`recv_future_as`](crate::Mchain::recv_future_as)) got no message of the type asked for.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RecvAsError {
+    /// No message within the timeout.
+    #[error("no message within the timeout")]
+    Timeout,
+    /// The chain is closed and empty.
+    #[error("the chain is closed and empty")]
+    Closed,
+    /// The next message is of another type. It was taken from the chain (counted as
+    /// received) and is given back here, for the caller to downcast or handle.
+    #[error("the next message is a {}, not a {expected}", got.type_name())]
+    OtherType {
+        /// The type asked for.
+        expected: &'static str,
+        /// The message that came instead.
+        got: Envelope,
+    },
+}
+
+impl From<RecvError> for RecvAsError {
+    fn from(e: RecvError) -> Self {
+        match e {
+            RecvError::Timeout => RecvAsError::Timeout,
+            RecvError::Closed => RecvAsError::Closed,
+        }
+    }
 }
 
 /// Why [`Mchain::try_recv`](crate::Mchain::try_recv) got no message.

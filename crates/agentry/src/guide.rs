@@ -3,7 +3,8 @@
 //!
 //! 1. [`agents`] — agents, messages, handlers, the environment, counters
 //! 2. [`states`] — states, nested states, hooks, time limits
-//! 3. [`mboxes`] — direct, multi and named mboxes, delivery filters, insend handlers
+//! 3. [`mboxes`] — direct, multi and named mboxes, delivery filters, insend handlers, typed
+//!    addresses
 //! 4. [`coops`] — transactional registration, the coop tree, deregistration, panics
 //! 5. [`dispatchers`] — which threads run which agents
 //! 6. [`timers`] — delayed and periodic messages, cancellation, the manual clock
@@ -12,7 +13,7 @@
 //! 9. [`testing`] — deterministic tests on virtual time, scenarios
 //! 10. [`supervision`] — supervised coops, restart strategies, escalation, death watch
 //! 11. [`observability`] — counters, message delivery tracing, `tracing` spans
-//! 12. [`mchains`] — message chains: plain threads and agents, select
+//! 12. [`mchains`] — message chains: plain threads and agents, select, typed receive
 //! 13. [`tcp_and_remote`] — TCP channels (`agentry-net`) and remote mboxes (`agentry-remote`)
 //!
 //! Async code — futures started from handlers, async request/reply and chains on tokio — is

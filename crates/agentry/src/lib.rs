@@ -41,6 +41,8 @@
 //!
 //! - [`Agent`], [`Define`], [`Ctx`], [`State`]: writing agents (handlers, states, hooks).
 //! - [`Mbox`] (direct, one receiver), [`MultiMbox`] (publish/subscribe): sending.
+//!   [`Addr<A>`](Addr): an agent's typed address, whose sends compile only for the types of
+//!   its [`Protocol`] ([`protocol`]); [`Recipient<M>`](Recipient): one message type's.
 //! - [`Mchain`] and [`mchain`]: message chains, for threads that are not agents to receive
 //!   from agents (and each other), with [`mchain::Select`] over several chains;
 //!   [`Destination`]: anything a message can be sent to (mbox, multi mbox or chain).
@@ -121,6 +123,8 @@ pub mod prelude;
 #[cfg(not(loom))]
 mod priority;
 #[cfg(not(loom))]
+pub mod protocol;
+#[cfg(not(loom))]
 mod request;
 #[cfg(not(loom))]
 #[allow(unsafe_code)]
@@ -146,16 +150,17 @@ pub use crate::{
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
     error::{
         BindError, BuildError, ChainSendError, DefineError, DeregisterError, HookKind, MchainError,
-        NameError, RecvError, RegisterError, RequestError, SelectError, SendError, StartFailure,
-        StateError, StopGuardError, TryRecvError, UserError,
+        NameError, RecvAsError, RecvError, RegisterError, RequestError, SelectError, SendError,
+        StartFailure, StateError, StopGuardError, TryRecvError, UserError,
     },
     error::{SupervisionError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
-    mbox::{Mbox, MultiMbox},
+    mbox::{Addr, Mbox, MultiMbox, Recipient},
     mchain::{ChainStats, Mchain},
     message::Undelivered,
     priority::Priority,
+    protocol::Protocol,
     request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, EnvStats, Tracked},
     timer::{Clock, ManualClock, TimerHandle},

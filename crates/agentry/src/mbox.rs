@@ -5,15 +5,22 @@
 //! - [`MultiMbox`]: a *multi* mbox (MPMC publish/subscribe). Every agent subscribed to the
 //!   message's type gets it (subject to its delivery filter), shared through one `Arc`; the
 //!   message type must therefore be `Send + Sync`.
+//! - [`Addr<A>`]: a direct mbox typed by its agent, whose sends compile only for the message
+//!   types of the agent's [`Protocol`](crate::Protocol); [`Recipient<M>`]: one that sends
+//!   only `M`. Both wrap an `Mbox` and add nothing to its send.
 //!
-//! Both are cheap to clone handles. A send never blocks and never panics: a message that
+//! All are cheap to clone handles. A send never blocks and never panics: a message that
 //! cannot be delivered is counted in [`EnvStats`](crate::EnvStats) (and given back by the
 //! `try_` variants).
 
+mod addr;
 mod multi;
+mod recipient;
 
+pub use addr::Addr;
 pub use multi::MultiMbox;
 pub(crate) use multi::{FilterFn, SubscriberOptions};
+pub use recipient::Recipient;
 
 use crate::agent::cell::current_agent;
 use crate::agent::shared::{AgentShared, Refused};

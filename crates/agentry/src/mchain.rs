@@ -96,6 +96,7 @@ mod chain;
 mod envelope;
 mod handlers;
 mod recv;
+mod recv_as;
 mod select;
 mod stats;
 mod waiter;
@@ -104,10 +105,13 @@ pub use builder::MchainBuilder;
 pub use envelope::Envelope;
 pub use handlers::Handlers;
 pub use recv::Recv;
+pub use recv_as::RecvAs;
 pub use select::Select;
 pub use stats::ChainStats;
 
-use crate::error::{ChainSendError, MchainError, RecvError, SelectError, TryRecvError};
+use crate::error::{
+    ChainSendError, MchainError, RecvAsError, RecvError, SelectError, TryRecvError,
+};
 use crate::ids::MboxId;
 use crate::mbox::MultiMbox;
 use crate::message::payload::Payload;
@@ -269,6 +273,43 @@ impl Mchain {
         select::take_any(&[&self.0], 0, deadline_after(timeout))
             .map(|(_, payload)| Envelope::new(payload))
             .map_err(RecvError::from_select)
+    }
+
+    /// Takes the next message as a `T`, without a downcast, waiting up to `timeout` for one
+    /// (`Duration::ZERO`: only look). If the next message is of another type it is taken
+    /// anyway and given back in [`RecvAsError::OtherType`] (see [`RecvAs`] for why it is not
+    /// left in the chain); [`RecvAsError::Timeout`] and [`RecvAsError::Closed`] as for
+    /// [`recv`](Self::recv). A signal (a zero-sized message type) is received like any type.
+    ///
+    /// ```
+    /// use agentry::mchain::Mchain;
+    /// use agentry::RecvAsError;
+    /// use std::time::Duration;
+    ///
+    /// #[derive(Debug)]
+    /// struct Reading(f64);
+    /// struct Stop; // a signal
+    ///
+    /// let chain = Mchain::unbounded();
+    /// chain.send(Reading(21.5));
+    /// chain.send(Stop);
+    /// let Reading(celsius) = chain.recv_as::<Reading>(Duration::ZERO)?;
+    /// assert_eq!(celsius, 21.5);
+    /// match chain.recv_as::<Reading>(Duration::ZERO) {
+    ///     Err(RecvAsError::OtherType { got, .. }) => assert!(got.is::<Stop>()), // given back
+    ///     other => panic!("a Stop came next: {other:?}"),
+    /// }
+    /// assert!(matches!(chain.recv_as::<Stop>(Duration::ZERO), Err(RecvAsError::Timeout)));
+    /// # Ok::<(), RecvAsError>(())
+    /// ```
+    pub fn recv_as<T: 'static>(&self, timeout: Duration) -> Result<T, RecvAsError> {
+        recv_as::expect(self.recv(timeout))
+    }
+
+    /// The next message as a `T`, as a future (see [`RecvAs`]; the typed
+    /// [`recv_future`](Self::recv_future)).
+    pub fn recv_future_as<T: 'static>(&self) -> RecvAs<T> {
+        RecvAs::new(self.recv_future())
     }
 
     /// Takes the next message if one is queued.

@@ -27,6 +27,6 @@
 //! ```
 
 pub use crate::{
-    Agent, Coop, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, MultiMbox,
-    RegisterError, RequestError, State, UserError,
+    Addr, Agent, Coop, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, MultiMbox,
+    Protocol, RegisterError, RequestError, State, UserError,
 };

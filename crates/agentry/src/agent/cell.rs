@@ -28,7 +28,7 @@
 
 use super::Agent;
 use super::ctx::Ctx;
-use super::define::Define;
+use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{AgentLayout, LayoutCache};
@@ -46,6 +46,7 @@ use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::priority::Priority;
+use crate::protocol::Protocol;
 use crate::slab::IncarnationCx;
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
@@ -201,14 +202,44 @@ impl<A: Agent> UndefinedAgent for A {
     }
 
     fn define(
-        mut self: Box<Self>,
+        self: Box<Self>,
         me: Mbox,
         layouts: &LayoutCache,
     ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        let mut def = Define::new(me);
-        self.as_mut().define(&mut def)?;
-        Ok(Box::new(DefinedCell::new(*self, def, None, layouts)))
+        define_cell(*self, me, layouts, Define::unchecked, None)
     }
+}
+
+/// An agent added with its typed address: its definition must handle its whole protocol
+/// (`protocol.rs`).
+pub(crate) struct Declared<A>(pub(crate) A);
+
+impl<A: Protocol> UndefinedAgent for Declared<A> {
+    fn agent_type(&self) -> &'static str {
+        std::any::type_name::<A>()
+    }
+
+    fn define(
+        self: Box<Self>,
+        me: Mbox,
+        layouts: &LayoutCache,
+    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
+        define_cell(self.0, me, layouts, Define::check_protocol, None)
+    }
+}
+
+/// Runs `agent`'s definition, then `check` on it; `restart` for a supervised agent.
+pub(super) fn define_cell<A: Agent>(
+    mut agent: A,
+    me: Mbox,
+    layouts: &LayoutCache,
+    check: DefinitionCheck<A>,
+    restart: Option<Box<Restartable<A>>>,
+) -> Result<Box<dyn DefinedAgent>, DefineError> {
+    let mut def = Define::new(me);
+    Agent::define(&mut agent, &mut def)?;
+    check(&def)?;
+    Ok(Box::new(DefinedCell::new(agent, def, restart, layouts)))
 }
 
 /// A defined agent, not yet bound: its layout shared, its handlers and hooks its own.

@@ -9,7 +9,8 @@ use crate::disp::Binder;
 use crate::env::EnvHandle;
 use crate::error::{RegisterError, StateError, WatchError};
 use crate::ids::{AgentId, CoopId, WatchId};
-use crate::mbox::Mbox;
+use crate::mbox::{Addr, Mbox};
+use crate::protocol::Protocol;
 use crate::stats::AgentStats;
 use crate::timer::TimerHandle;
 use std::fmt;
@@ -43,6 +44,15 @@ impl<A: Agent> Ctx<A> {
     /// The agent's own direct mbox.
     pub fn mbox(&self) -> &Mbox {
         &self.mbox
+    }
+
+    /// The agent's own typed address (see [`Addr`]; an agent registered untyped was not
+    /// checked against its protocol at registration — [`protocol`](crate::protocol)).
+    pub fn addr(&self) -> Addr<A>
+    where
+        A: Protocol,
+    {
+        Addr::new(self.mbox.clone())
     }
 
     /// The agent's id.
@@ -135,10 +145,15 @@ impl<A: Agent> Ctx<A> {
     /// [`RegisterError`] here (e.g. [`RegisterError::ParentDeregistering`] once this agent's
     /// coop is leaving). Use a [`Coop`] to start several agents as one transaction.
     pub fn spawn<B: Agent>(&self, agent: B) -> Result<Mbox, RegisterError> {
-        let mut coop = self.child_coop();
-        let mbox = coop.add(agent);
-        self.register_coop(coop)?;
-        Ok(mbox)
+        self.env
+            .register_one(self.child_coop(), |coop| coop.add(agent))
+    }
+
+    /// [`spawn`](Self::spawn), returning the child's typed address (see
+    /// [`Coop::add_addr`]).
+    pub fn spawn_addr<B: Protocol>(&self, agent: B) -> Result<Addr<B>, RegisterError> {
+        self.env
+            .register_one(self.child_coop(), |coop| coop.add_addr(agent))
     }
 
     /// The binder this agent was bound with: its dispatcher, for agents it starts.

@@ -10,12 +10,19 @@ use crate::error::DefineError;
 use crate::limit::{LimitEntry, Overload};
 use crate::mbox::{Mbox, MultiMbox, SubscriberOptions};
 use crate::priority::Priority;
+use crate::protocol::{self, Protocol};
 use crate::request::Request;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What a registration checks of a definition once `define` returned: nothing
+/// ([`Define::unchecked`]), or that it handles the agent's protocol
+/// ([`Define::check_protocol`]). A supervised agent's restarts check each new definition the
+/// same way.
+pub(crate) type DefinitionCheck<A> = fn(&Define<A>) -> Result<(), DefineError>;
 
 /// A subscription of the agent to a multi mbox, activated when the coop is registered.
 pub(crate) struct MultiSubscriptionDef {
@@ -322,6 +329,25 @@ impl<A: Agent> Define<A> {
     pub fn track_queue_depth(&mut self) -> &mut Self {
         self.track_depth = true;
         self
+    }
+
+    /// The registration check of an agent added untyped: none.
+    pub(crate) fn unchecked(&self) -> Result<(), DefineError> {
+        Ok(())
+    }
+
+    /// The registration check of a typed agent: every type of its protocol has a handler on
+    /// its own mbox, queued (in some state) or insend.
+    pub(crate) fn check_protocol(&self) -> Result<(), DefineError>
+    where
+        A: Protocol,
+    {
+        let own = self.me.id();
+        let handles = |t| self.table.subscribes(own, t) || self.insend.contains_id(t);
+        match protocol::first_unhandled::<A::Messages>(handles) {
+            Some(message) => Err(DefineError::UnhandledProtocolMessage(message)),
+            None => Ok(()),
+        }
     }
 
     /// The index the next hook gets.

@@ -79,7 +79,11 @@ impl InsendTable {
     }
 
     pub(crate) fn contains<M: 'static>(&self) -> bool {
-        self.entries.iter().any(|(t, _)| *t == TypeId::of::<M>())
+        self.contains_id(TypeId::of::<M>())
+    }
+
+    pub(crate) fn contains_id(&self, type_id: TypeId) -> bool {
+        self.entries.iter().any(|(t, _)| *t == type_id)
     }
 
     #[inline]

@@ -20,7 +20,8 @@
 //!   its insend handlers and message limits (they belong to the mbox: senders read them with no
 //!   synchronisation, so they cannot be swapped — see `agent/shared.rs`), its counters and
 //!   stats. A new definition must declare the same insend message types and the same limits
-//!   (types and maxima); otherwise the start fails (acknowledged `StartFailed`, counted by the
+//!   (types and maxima) and, for an agent added with its typed address, handle its protocol
+//!   (`protocol.rs`); otherwise the start fails (acknowledged `StartFailed`, counted by the
 //!   supervisor as another failure) and the agent stays suspended. Its handlers, states, hooks
 //!   and multi-mbox subscriptions are the new definition's.
 //! - A failed or suspended agent's insend handlers still run on the senders' threads: they
@@ -47,9 +48,10 @@
 
 use super::Agent;
 use super::cell::{
-    AgentBody, Attach, DefinedAgent, DefinedCell, Exit, Observe, StartTicket, Taken, UndefinedAgent,
+    AgentBody, Attach, DefinedAgent, DefinedCell, Exit, Observe, StartTicket, Taken,
+    UndefinedAgent, define_cell,
 };
-use super::define::Define;
+use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::layout::LayoutCache;
 use super::shared::AgentShared;
@@ -107,18 +109,24 @@ pub(crate) fn send_control(agent: &AgentShared, control: Control) -> bool {
 /// Makes a supervised agent's incarnations.
 pub(crate) type Factory<A> = Box<dyn FnMut() -> A + Send>;
 
-/// A supervised agent as added to its coop: its first incarnation and its factory.
+/// A supervised agent as added to its coop: its first incarnation, its factory, and what its
+/// registration checks of every incarnation's definition.
 pub(crate) struct SupervisedAgent<A: Agent> {
     first: A,
     factory: Factory<A>,
+    check: DefinitionCheck<A>,
 }
 
 impl<A: Agent> SupervisedAgent<A> {
     /// Makes the first incarnation at once.
-    pub(crate) fn new(mut factory: impl FnMut() -> A + Send + 'static) -> Self {
+    pub(crate) fn new(
+        mut factory: impl FnMut() -> A + Send + 'static,
+        check: DefinitionCheck<A>,
+    ) -> Self {
         SupervisedAgent {
             first: factory(),
             factory: Box::new(factory),
+            check,
         }
     }
 }
@@ -133,30 +141,29 @@ impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
         me: Mbox,
         layouts: &LayoutCache,
     ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        let SupervisedAgent { mut first, factory } = *self;
-        let mut def = Define::new(me);
-        first.define(&mut def)?;
+        let SupervisedAgent {
+            first,
+            factory,
+            check,
+        } = *self;
         let restart = Box::new(Restartable {
             factory,
+            check,
             deferred: Vec::new(),
         });
-        Ok(Box::new(DefinedCell::new(
-            first,
-            def,
-            Some(restart),
-            layouts,
-        )))
+        define_cell(first, me, layouts, check, Some(restart))
     }
 }
 
 /// What a supervised agent carries from one incarnation to the next.
-pub(crate) struct Restartable<A> {
+pub(crate) struct Restartable<A: Agent> {
     factory: Factory<A>,
+    check: DefinitionCheck<A>,
     /// Messages kept for the next incarnation, in the order they came.
     pub(crate) deferred: Vec<Held>,
 }
 
-impl<A> Restartable<A> {
+impl<A: Agent> Restartable<A> {
     /// Keeps a message for the next incarnation (ground rules).
     pub(crate) fn defer(&mut self, shared: &AgentShared, id: AgentId, held: Held) {
         trace_kept(shared, id, &held);
@@ -201,7 +208,11 @@ impl<A: Agent> Suspended<A> {
         let mut agent =
             catch_unwind(AssertUnwindSafe(factory)).map_err(|_| "the factory panicked")?;
         let mut def = Define::new(self.mbox.clone());
-        match catch_unwind(AssertUnwindSafe(|| agent.define(&mut def))) {
+        let check = self.restart.check;
+        match catch_unwind(AssertUnwindSafe(|| {
+            agent.define(&mut def)?;
+            check(&def)
+        })) {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(format!("define failed: {error}")),
             Err(_) => return Err("define panicked".into()),
