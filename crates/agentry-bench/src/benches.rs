@@ -14,6 +14,7 @@ mod insend;
 pub(crate) mod pingpong;
 mod random_send;
 mod remote_rr;
+mod remote_stream;
 pub(crate) mod ring;
 mod sched;
 mod send;
@@ -52,6 +53,7 @@ pub static BENCHES: &[BenchDef] = &[
     timer_accuracy::BENCH,
     tcp_echo::BENCH,
     remote_rr::BENCH,
+    remote_stream::BENCH,
     async_rr::BENCH,
     idle::BENCH,
     agent_memory::BENCH,

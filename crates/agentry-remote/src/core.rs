@@ -666,7 +666,7 @@ impl Core {
             Err(e) => return fail(self, e),
         };
         if let Some(receipt) = &envelope.receipt
-            && !table.inbox().first_time(receipt, Instant::now())
+            && !table.inbox().first_time(receipt)
         {
             inc(&self.counters.duplicates_dropped);
             return;

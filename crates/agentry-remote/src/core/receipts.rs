@@ -223,6 +223,8 @@ impl Window {
         let from = first.max(self.base);
         let to = end.min(self.base + self.entries.len() as u64);
         let mut confirmed = 0;
+        // Neighbours mostly share a subject: its progress is stamped once per run.
+        let mut last_subject: Option<async_nats::Subject> = None;
         for seq in from..to {
             let slot = &mut self.entries[(seq - self.base) as usize];
             if let Some(entry) = slot.take() {
@@ -231,12 +233,15 @@ impl Window {
                     self.delay
                         .sample(now.saturating_duration_since(entry.last_sent));
                 }
-                let subject = entry.msg.subject.as_str();
-                match self.progress.get_mut(subject) {
-                    Some(confirmed_at) => *confirmed_at = now,
-                    None => {
-                        self.progress.insert(subject.into(), now);
+                if last_subject.as_ref() != Some(&entry.msg.subject) {
+                    let subject = entry.msg.subject.as_str();
+                    match self.progress.get_mut(subject) {
+                        Some(confirmed_at) => *confirmed_at = now,
+                        None => {
+                            self.progress.insert(subject.into(), now);
+                        }
                     }
+                    last_subject = Some(entry.msg.subject);
                 }
             }
         }
@@ -409,7 +414,10 @@ struct Sender {
     seen: HashSet<u64>,
     /// Prune `seen` below `low` when it grows past this.
     prune_at: usize,
-    last_heard: Instant,
+    /// Numbers received (copies included) and not yet confirmed.
+    to_confirm: Vec<u64>,
+    /// Heard from since the last sweep.
+    heard: bool,
 }
 
 /// The receiving side of one subscription: which numbers it delivered, per sender, and
@@ -417,29 +425,31 @@ struct Sender {
 #[derive(Default)]
 pub(crate) struct Inbox {
     senders: HashMap<Arc<str>, Sender>,
-    to_confirm: HashMap<Arc<str>, Vec<u64>>,
-    /// When idle senders were last forgotten.
+    /// When silent senders were last forgotten.
     swept: Option<Instant>,
 }
 
 impl Inbox {
     /// Records `receipt` (its number is confirmed either way); true if this is the first
     /// time the subscription sees the message, false for a copy sent again.
-    pub(crate) fn first_time(&mut self, receipt: &Receipt, now: Instant) -> bool {
-        self.to_confirm
-            .entry(Arc::clone(&receipt.from))
-            .or_default()
-            .push(receipt.seq);
-        let sender = self
-            .senders
-            .entry(Arc::clone(&receipt.from))
-            .or_insert_with(|| Sender {
-                low: 0,
-                seen: HashSet::new(),
-                prune_at: 1024,
-                last_heard: now,
-            });
-        sender.last_heard = now;
+    pub(crate) fn first_time(&mut self, receipt: &Receipt) -> bool {
+        if !self.senders.contains_key(&*receipt.from) {
+            self.senders.insert(
+                Arc::clone(&receipt.from),
+                Sender {
+                    low: 0,
+                    seen: HashSet::new(),
+                    prune_at: 1024,
+                    to_confirm: Vec::new(),
+                    heard: true,
+                },
+            );
+        }
+        let Some(sender) = self.senders.get_mut(&*receipt.from) else {
+            return true;
+        };
+        sender.heard = true;
+        sender.to_confirm.push(receipt.seq);
         if receipt.low > sender.low {
             sender.low = receipt.low;
             if sender.seen.len() >= sender.prune_at {
@@ -451,17 +461,22 @@ impl Inbox {
         receipt.seq >= sender.low && sender.seen.insert(receipt.seq)
     }
 
-    /// The confirmations to send, per sender; forgets senders silent for ten minutes.
+    /// The confirmations to send, per sender; forgets senders silent for ten minutes (a
+    /// sweep every ten minutes drops those not heard from since the previous one).
     pub(crate) fn take_confirmations(&mut self, now: Instant) -> Vec<(Arc<str>, Vec<u64>)> {
-        if self
-            .swept
-            .is_none_or(|t| now.duration_since(t) >= FORGET_SENDER_AFTER)
-        {
-            self.swept = Some(now);
-            self.senders
-                .retain(|_, s| now.duration_since(s.last_heard) < FORGET_SENDER_AFTER);
+        match self.swept {
+            None => self.swept = Some(now),
+            Some(t) if now.duration_since(t) >= FORGET_SENDER_AFTER => {
+                self.swept = Some(now);
+                self.senders.retain(|_, s| std::mem::take(&mut s.heard));
+            }
+            Some(_) => {}
         }
-        self.to_confirm.drain().collect()
+        self.senders
+            .iter_mut()
+            .filter(|(_, s)| !s.to_confirm.is_empty())
+            .map(|(from, s)| (Arc::clone(from), std::mem::take(&mut s.to_confirm)))
+            .collect()
     }
 }
 
