@@ -46,18 +46,25 @@ use receipts::{ReceiptConfig, Window};
 use routes::{Inbound, RouteTable};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How the core wakes its transport's writer after a push into an empty buffer.
-pub(crate) enum Kick {
-    /// NATS: wake the writer task; `client` allows the direct path (see `enqueue`).
-    Nats {
-        wake: Arc<tokio::sync::Notify>,
-        client: async_nats::Client,
-    },
-    Link(Weak<crate::link::LinkShared>),
+/// The seam between the core and the transport it serves: all the core asks of the NATS
+/// client or the direct link. The core knows neither; each implements this (`nats.rs`,
+/// `link.rs`) and hands it over once at start ([`Core::set_transport`]).
+pub(crate) trait Transport: Send + Sync {
+    /// Something was pushed into an empty outbound buffer, or the receipt window has room
+    /// again: the transport's writer should look.
+    fn wake_writer(&self);
+
+    /// Whether [`publish_now`](Self::publish_now) can ever succeed (the direct path of
+    /// `Core::enqueue` is not tried otherwise).
+    fn publishes_directly(&self) -> bool;
+
+    /// Hands `msg` over on the caller's thread if that needs no wait; false if it would
+    /// (the core then buffers it).
+    fn publish_now(&self, msg: &OutMsg) -> bool;
 }
 
 pub(crate) struct CoreConfig {
@@ -96,7 +103,7 @@ pub(crate) struct Core {
     /// Envelopes the writer took from the queue and has not yet handed over.
     in_hand: AtomicUsize,
     events: Option<MultiMbox>,
-    kick: OnceLock<Kick>,
+    transport: OnceLock<Box<dyn Transport>>,
     sweeper: Mutex<Option<JoinHandle<()>>>,
     log_budget: AtomicU64,
 }
@@ -134,7 +141,7 @@ impl Core {
             state_cv: Condvar::new(),
             in_hand: AtomicUsize::new(0),
             events: config.events,
-            kick: OnceLock::new(),
+            transport: OnceLock::new(),
             sweeper: Mutex::new(None),
             log_budget: AtomicU64::new(0),
         });
@@ -152,9 +159,9 @@ impl Core {
         Ok(core)
     }
 
-    pub(crate) fn set_kick(&self, kick: Kick) {
+    pub(crate) fn set_transport(&self, transport: Box<dyn Transport>) {
         // Set once by the transport at start.
-        let _ = self.kick.set(kick);
+        let _ = self.transport.set(transport);
     }
 
     pub(crate) fn max_payload(&self) -> usize {
@@ -233,17 +240,18 @@ impl Core {
             self.lose(victim, LossReason::Overflow);
         }
         if was_empty {
-            self.kick();
+            self.wake_writer();
         }
         Ok(())
     }
 
-    /// Publishes `msg` on the caller's thread if that keeps order and needs no wait: NATS,
-    /// connected, nothing buffered or in the writer's hands, and — for a plain message with
+    /// Publishes `msg` on the caller's thread if that keeps order and needs no wait: a
+    /// transport that publishes directly (NATS), connected, nothing buffered or in the
+    /// writer's hands, and — for a plain message with
     /// receipts on — room in the window and nothing waiting to be sent again (the message
     /// is numbered and tracked under the window's lock, so numbers follow publication).
     fn publish_direct(&self, msg: &mut OutMsg) -> bool {
-        let Some(Kick::Nats { client, .. }) = self.kick.get() else {
+        let Some(transport) = self.transport.get().filter(|t| t.publishes_directly()) else {
             return false;
         };
         if !self.is_connected() {
@@ -263,26 +271,20 @@ impl Core {
                     return false;
                 }
                 window.track(&self.receipt_from, msg, Instant::now());
-                if crate::nats::publish_now(client, msg) {
+                if transport.publish_now(msg) {
                     return true;
                 }
                 window.forget_last();
                 msg.envelope.receipt = None;
                 false
             }
-            _ => crate::nats::publish_now(client, msg),
+            _ => transport.publish_now(msg),
         }
     }
 
-    pub(crate) fn kick(&self) {
-        match self.kick.get() {
-            Some(Kick::Nats { wake, .. }) => wake.notify_one(),
-            Some(Kick::Link(l)) => {
-                if let Some(l) = l.upgrade() {
-                    l.on_push();
-                }
-            }
-            None => {}
+    pub(crate) fn wake_writer(&self) {
+        if let Some(transport) = self.transport.get() {
+            transport.wake_writer();
         }
     }
 
@@ -378,8 +380,8 @@ impl Core {
             .fetch_add(confirmed as u64, Ordering::Relaxed);
         drop(window);
         if confirmed > 0 {
-            // The window has room again, and `wait_settled` may be done.
-            self.kick();
+            // The window has room again, and a close waiting for every receipt may be done.
+            self.wake_writer();
             self.notify_state();
         }
         Ok(())

@@ -110,6 +110,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod backoff;
 mod compression;
 mod core;
 pub mod envelope;

@@ -36,11 +36,11 @@
 
 pub mod frame;
 
+use crate::backoff::backoff;
 use crate::core::outbound::OutMsg;
-use crate::core::{Core, Kick};
+use crate::core::{Core, Transport};
 use crate::error::{DecodeError, FlushError, RemoteFailure, StartError};
 use crate::event::LossReason;
-use crate::nats::backoff;
 use crate::stats::inc;
 use bytes::Bytes;
 use std::io::{ErrorKind, Read, Write};
@@ -158,7 +158,7 @@ impl LinkShared {
             local_addr,
             close_timeout,
         });
-        core.set_kick(Kick::Link(Arc::downgrade(&link)));
+        core.set_transport(Box::new(Handoff(Arc::downgrade(&link))));
         link
     }
 
@@ -543,7 +543,8 @@ impl LinkShared {
         self.write_pending();
     }
 
-    /// Called after a push into an empty buffer (on the pushing thread).
+    /// Called after a push into an empty buffer (on the pushing thread): a lone envelope is
+    /// written at once, a burst wakes the writer thread (see the ground rules).
     pub(crate) fn on_push(&self) {
         let now = self.now_nanos();
         let last = self.last_push.swap(now, Ordering::Relaxed);
@@ -719,5 +720,26 @@ impl LinkShared {
             }
         }
         tracing::debug!(gateway = %self.core.gateway_id, "link closed");
+    }
+}
+
+/// What the core asks of the link: a push into an empty buffer is handed to
+/// [`LinkShared::on_push`]. The link never publishes through the core's direct path: its
+/// lone-envelope write on the sender's thread happens in `on_push`, under the writer role.
+struct Handoff(std::sync::Weak<LinkShared>);
+
+impl Transport for Handoff {
+    fn wake_writer(&self) {
+        if let Some(link) = self.0.upgrade() {
+            link.on_push();
+        }
+    }
+
+    fn publishes_directly(&self) -> bool {
+        false
+    }
+
+    fn publish_now(&self, _: &OutMsg) -> bool {
+        false
     }
 }

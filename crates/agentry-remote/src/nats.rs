@@ -24,9 +24,10 @@
 //!   barrier each.
 //! - Blocking calls (`block_on`) are made only from threads outside this runtime.
 
-use crate::core::Core;
+use crate::backoff::backoff;
 use crate::core::outbound::OutMsg;
 use crate::core::routes::RouteTable;
+use crate::core::{Core, Transport};
 use crate::envelope::{Envelope, HEADER_TYPE};
 use crate::error::{DecodeError, FlushError, StartError, SubscribeError};
 use crate::stats::inc;
@@ -68,11 +69,6 @@ impl Default for NatsOptions {
 const BATCH: usize = 256;
 /// Room left for headers below the server's `max_payload`.
 const HEADER_ROOM: usize = 1024;
-
-pub(crate) fn backoff(attempt: usize, (min, max): (Duration, Duration)) -> Duration {
-    let shift = u32::try_from(attempt.min(20)).unwrap_or(20);
-    min.saturating_mul(1u32 << shift).min(max)
-}
 
 pub(crate) struct NatsShared {
     core: Arc<Core>,
@@ -181,10 +177,10 @@ impl NatsShared {
             )
             .map_err(|_| StartError::Connect("timed out".into()))?
             .map_err(|e| StartError::Connect(e.to_string()))?;
-        core.set_kick(crate::core::Kick::Nats {
+        core.set_transport(Box::new(Handoff {
             wake: Arc::clone(&wake),
             client: client.clone(),
-        });
+        }));
         if client.connection_state() == async_nats::connection::State::Connected {
             core.set_connected();
         }
@@ -443,9 +439,30 @@ impl NatsCloser {
     }
 }
 
+/// What the core asks of the NATS transport: wake the writer task; publish on the sender's
+/// thread when the client's command channel takes the envelope at once.
+struct Handoff {
+    wake: Arc<Notify>,
+    client: Client,
+}
+
+impl Transport for Handoff {
+    fn wake_writer(&self) {
+        self.wake.notify_one();
+    }
+
+    fn publishes_directly(&self) -> bool {
+        true
+    }
+
+    fn publish_now(&self, m: &OutMsg) -> bool {
+        publish_now(&self.client, m)
+    }
+}
+
 /// Publishes `m` if the client's command channel takes it at once (one poll, no runtime
 /// needed); false if it would have to wait (the caller then buffers it).
-pub(crate) fn publish_now(client: &Client, m: &OutMsg) -> bool {
+fn publish_now(client: &Client, m: &OutMsg) -> bool {
     use std::future::Future;
     use std::task::{Context, Poll, Waker};
     let headers = m.envelope.to_headers();
