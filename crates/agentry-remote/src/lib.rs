@@ -112,6 +112,7 @@
 
 mod compression;
 mod core;
+mod durable;
 pub mod envelope;
 mod error;
 mod event;
@@ -127,9 +128,10 @@ pub mod subject;
 pub use crate::{
     compression::{Codec, Compression, train_dictionary},
     core::outbound::Overflow,
+    durable::{Durable, DurableMbox, DurableOptions, DurableSubscription, MAX_MESSAGE_ID_LEN},
     envelope::{Envelope, Receipt, TypeTag},
     error::{
-        DecodeError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure, RequestError,
+        DecodeError, DurableError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure, RequestError,
         SendError, StartError, SubscribeError,
     },
     event::{LossReason, RemoteEvent},
