@@ -210,6 +210,8 @@ pub(crate) struct Durables {
 impl Durables {
     /// Starts the publisher task on the gateway's runtime.
     pub(crate) fn start(core: Arc<Core>, client: Client, handle: Handle) -> Arc<Durables> {
+        // The context spawns its PubAck task on the current runtime.
+        let _runtime = handle.enter();
         let js = jetstream::context::ContextBuilder::new()
             .timeout(publisher::PUBACK_TIMEOUT)
             .max_ack_inflight(4096)

@@ -3,7 +3,8 @@
 //!
 //! Every accepted job is in `pending` until it is *settled* — stored (a PubAck) or lost
 //! (store timeout, close). Whoever removes it from `pending` settles it, so each job is
-//! counted exactly once even when close and a late PubAck race.
+//! counted exactly once even when close and a late PubAck race; `unsettled` drops only after
+//! the count, so a `flush` that returns sees every counter final.
 
 use super::Durables;
 use crate::core::Core;
@@ -84,10 +85,17 @@ pub(crate) struct Queues {
     again: mpsc::UnboundedReceiver<Job>,
 }
 
+/// Accepted jobs not yet settled, and how many of them are not yet counted.
+#[derive(Default)]
+struct Pending {
+    jobs: HashMap<u64, Job>,
+    unsettled: usize,
+}
+
 pub(crate) struct Publisher {
     fresh: mpsc::Sender<Job>,
     again: mpsc::UnboundedSender<Job>,
-    pending: Mutex<HashMap<u64, Job>>,
+    pending: Mutex<Pending>,
     settled: Condvar,
     next: AtomicU64,
     closed: AtomicBool,
@@ -101,7 +109,7 @@ impl Publisher {
             Publisher {
                 fresh,
                 again,
-                pending: Mutex::new(HashMap::new()),
+                pending: Mutex::new(Pending::default()),
                 settled: Condvar::new(),
                 next: AtomicU64::new(1),
                 closed: AtomicBool::new(false),
@@ -113,7 +121,7 @@ impl Publisher {
         )
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Job>> {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -133,12 +141,17 @@ impl Publisher {
         job.n = self.next.fetch_add(1, Ordering::Relaxed);
         let n = job.n;
         // In `pending` before the task can see it, so that it is settled only once.
-        self.lock().insert(n, job.clone());
+        {
+            let mut p = self.lock();
+            p.jobs.insert(n, job.clone());
+            p.unsettled += 1;
+        }
         match self.fresh.try_send(job) {
             Ok(()) => Ok(()),
             Err(e) => {
-                self.lock().remove(&n);
-                self.settled.notify_all();
+                if self.claim(n) {
+                    self.counted();
+                }
                 Err(match e {
                     mpsc::error::TrySendError::Full(_) => {
                         inc(&core.counters.overflow_rejected);
@@ -150,21 +163,27 @@ impl Publisher {
         }
     }
 
-    /// Removes job `n` from `pending`: true if this call settles it.
-    fn settle(&self, n: u64) -> bool {
-        let removed = self.lock().remove(&n).is_some();
-        if removed {
+    /// Removes job `n` from `pending`: true if this call settles it (then the caller counts
+    /// it and calls [`counted`](Self::counted)).
+    fn claim(&self, n: u64) -> bool {
+        self.lock().jobs.remove(&n).is_some()
+    }
+
+    /// A claimed job has been counted.
+    fn counted(&self) {
+        let mut p = self.lock();
+        p.unsettled = p.unsettled.saturating_sub(1);
+        if p.unsettled == 0 {
             self.settled.notify_all();
         }
-        removed
     }
 
     fn is_pending(&self, n: u64) -> bool {
-        self.lock().contains_key(&n)
+        self.lock().jobs.contains_key(&n)
     }
 
     pub(crate) fn pending(&self) -> usize {
-        self.lock().len()
+        self.lock().unsettled
     }
 
     pub(crate) fn flush(&self, core: &Core, timeout: Duration) -> Result<(), FlushError> {
@@ -183,7 +202,7 @@ impl Publisher {
     fn wait_settled(&self, timeout: Duration) -> bool {
         let deadline = Instant::now().checked_add(timeout);
         let mut g = self.lock();
-        while !g.is_empty() {
+        while g.unsettled != 0 {
             let now = Instant::now();
             let Some(left) = deadline.map(|d| d.saturating_duration_since(now)) else {
                 g = self.settled.wait(g).unwrap_or_else(PoisonError::into_inner);
@@ -210,19 +229,20 @@ impl Publisher {
         if core.is_connected() {
             self.wait_settled(timeout);
         }
-        let left: Vec<Job> = self.lock().drain().map(|(_, j)| j).collect();
-        self.settled.notify_all();
+        let left: Vec<Job> = self.lock().jobs.drain().map(|(_, j)| j).collect();
         for job in left {
             job.lose(core);
+            self.counted();
         }
     }
 
     /// A publication of `job` failed: publish it again, or give it up after its deadline.
     fn failed(&self, core: &Core, job: Job, why: &dyn std::fmt::Display) {
         if Instant::now() >= job.deadline {
-            if self.settle(job.n) {
+            if self.claim(job.n) {
                 tracing::warn!(id = %job.id, error = %why, "durable message not stored in time");
                 job.lose(core);
+                self.counted();
             }
             return;
         }
@@ -265,11 +285,12 @@ pub(crate) async fn run(d: Arc<Durables>, mut q: Queues) {
                 tokio::spawn(async move {
                     match ack.await {
                         Ok(ack) => {
-                            if d.publisher.settle(job.n) {
+                            if d.publisher.claim(job.n) {
                                 inc(&d.core.counters.durable_stored);
                                 if ack.duplicate {
                                     inc(&d.core.counters.durable_deduplicated);
                                 }
+                                d.publisher.counted();
                             }
                         }
                         Err(e) => d.publisher.failed(&d.core, job, &e),
