@@ -158,7 +158,10 @@ fn a_receiver_killed_mid_stream_misses_nothing_and_handles_nothing_twice_while_u
     let mut after: Vec<String> = Vec::new();
     let mut all: HashSet<String> = before.iter().cloned().collect();
     while all.len() < N as usize {
-        let id = handled_id(second.expect_line());
+        let Some(line) = second.next_line(WAIT) else {
+            panic!("{} messages never handled", N as usize - all.len());
+        };
+        let id = handled_id(line);
         all.insert(id.clone());
         after.push(id);
     }
