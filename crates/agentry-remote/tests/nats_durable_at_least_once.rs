@@ -94,6 +94,8 @@ fn sender_child(url: &str) {
         if (i + 1) % 100 == 0 {
             orders.flush(WAIT).expect("stored");
             say(&format!("stored {}", i + 1));
+            // Paced, so that the parent's kill lands mid-stream.
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
     let s = gw.stats();
@@ -207,7 +209,7 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
         .expect("durable subscription");
 
     let mut first = ChildProc::spawn(TEST, "sender", &[("URL", &server.url)]);
-    let mut stored_before = 0;
+    let mut stored_before: u32 = 0;
     while stored_before < 800 {
         let line = first.expect_line();
         stored_before = line
@@ -216,6 +218,13 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
             .unwrap_or_else(|| panic!("unexpected line {line:?}"));
     }
     first.kill();
+    while let Some(line) = first.next_line(Duration::from_millis(200)) {
+        assert!(!line.starts_with("done"), "the first sender was killed mid-stream");
+        if let Some(n) = line.strip_prefix("stored ").and_then(|n| n.parse().ok()) {
+            stored_before = n;
+        }
+    }
+    assert!(stored_before < N, "the first sender was killed mid-stream");
     // The restarted sender sends everything again, with the same ids.
     let second = ChildProc::spawn(TEST, "sender", &[("URL", &server.url)]);
     let done = loop {
@@ -231,7 +240,7 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
         .collect();
     assert_eq!(counts[0], u64::from(N), "the second sender stored everything");
     assert!(
-        counts[1] >= stored_before,
+        counts[1] >= u64::from(stored_before),
         "JetStream dropped the {stored_before}+ ids the first sender had stored (got {})",
         counts[1]
     );
