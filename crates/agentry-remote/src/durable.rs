@@ -226,7 +226,8 @@ impl Durables {
             publisher,
         });
         let run = Arc::clone(&d);
-        d.handle.spawn(async move { publisher::run(run, queue).await });
+        d.handle
+            .spawn(async move { publisher::run(run, queue).await });
         d
     }
 
@@ -368,7 +369,10 @@ impl DurableMbox {
     /// [`send_with_id`](Self::send_with_id)). Returns once it is queued for JetStream;
     /// fails, giving it back, like [`RemoteMbox::send`](crate::RemoteMbox::send).
     pub fn send<T: RemoteMessage>(&self, message: T) -> Result<(), SendError<T>> {
-        let id = self.durables.publisher.next_id(&self.durables.core.gateway_id);
+        let id = self
+            .durables
+            .publisher
+            .next_id(&self.durables.core.gateway_id);
         self.send_with_id(&id, message)
     }
 

@@ -336,7 +336,7 @@ impl Gateway {
     /// The durable mbox `name` (NATS with JetStream only): its messages are stored in a
     /// JetStream stream — created with `options` unless it exists — until they are handled
     /// (see [`DurableMbox`] and §19 of `docs/SEMANTICS.md`). Blocks until the server
-    /// answered (at most 10 s).
+    /// answered (at most 10 s; do not call it from a task of the gateway's own runtime).
     pub fn durable_mbox(
         &self,
         name: &str,
@@ -370,7 +370,10 @@ impl Gateway {
     /// }
     /// ```
     ///
-    /// Blocks until the stream and the consumer exist (at most 10 s).
+    /// `to` is a direct mbox: a multi mbox could not tell whether anyone handled the
+    /// message. The consumer's settings (`ack_wait`, `max_ack_pending`, `max_deliver`) apply
+    /// when it is created; an existing consumer keeps its own. Blocks until the stream and the
+    /// consumer exist (at most 10 s; do not call it from a task of the gateway's own runtime).
     pub fn subscribe_durable<T: RemoteMessage>(
         &self,
         name: &str,

@@ -141,8 +141,8 @@ pub use crate::{
     durable::{Durable, DurableMbox, DurableOptions, DurableSubscription, MAX_MESSAGE_ID_LEN},
     envelope::{Envelope, Receipt, TypeTag},
     error::{
-        DecodeError, DurableError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure, RequestError,
-        SendError, StartError, SubscribeError,
+        DecodeError, DurableError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure,
+        RequestError, SendError, StartError, SubscribeError,
     },
     event::{LossReason, RemoteEvent},
     gateway::{BridgeOptions, Gateway, GatewayBuilder, LocalMbox, Subscription},

@@ -15,11 +15,14 @@ use std::time::Duration;
 /// Messages per kill test.
 const N: u32 = 2000;
 
+/// `(id, delivery)` of every message handled.
+type Seen = Arc<Mutex<Vec<(String, u64)>>>;
+
 /// Records `(id, delivery)` of every message it handles; sleeps `delay` per message,
 /// prints `@@ h <id>` in a child process, panics on the first delivery of id `panic`, and
 /// takes 1.5 s over id `slow`.
 struct Handler {
-    seen: Arc<Mutex<Vec<(String, u64)>>>,
+    seen: Seen,
     delay: Duration,
     print: bool,
 }
@@ -46,7 +49,7 @@ impl Agent for Handler {
     }
 }
 
-fn handler(delay: Duration, print: bool) -> (Handler, Arc<Mutex<Vec<(String, u64)>>>) {
+fn handler(delay: Duration, print: bool) -> (Handler, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     (
         Handler {
@@ -74,8 +77,13 @@ fn receiver_child(url: &str) {
     let gw = nats_gateway(h, url, "dur");
     let (agent, _) = handler(Duration::from_millis(1), true);
     let agent = register(h, agent);
-    gw.subscribe_durable::<Ping>("jobs", "workers", &agent, &options(Duration::from_secs(2), 256))
-        .expect("durable subscription");
+    gw.subscribe_durable::<Ping>(
+        "jobs",
+        "workers",
+        &agent,
+        &options(Duration::from_secs(2), 256),
+    )
+    .expect("durable subscription");
     say("ready");
     std::thread::sleep(Duration::from_secs(120));
 }
@@ -99,7 +107,10 @@ fn sender_child(url: &str) {
         }
     }
     let s = gw.stats();
-    say(&format!("done {} {}", s.durable_stored, s.durable_deduplicated));
+    say(&format!(
+        "done {} {}",
+        s.durable_stored, s.durable_deduplicated
+    ));
     gw.close();
 }
 
@@ -118,7 +129,8 @@ fn assert_once(ids: &[String], who: &str) {
 
 #[test]
 fn a_receiver_killed_mid_stream_misses_nothing_and_handles_nothing_twice_while_up() {
-    const TEST: &str = "a_receiver_killed_mid_stream_misses_nothing_and_handles_nothing_twice_while_up";
+    const TEST: &str =
+        "a_receiver_killed_mid_stream_misses_nothing_and_handles_nothing_twice_while_up";
     if child_role().as_deref() == Some("receiver") {
         return receiver_child(&std::env::var("URL").expect("URL"));
     }
@@ -205,7 +217,12 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
     let (agent, seen) = handler(Duration::ZERO, false);
     let agent = register(h, agent);
     let sub = gw
-        .subscribe_durable::<Ping>("orders", "c", &agent, &options(Duration::from_secs(2), 1024))
+        .subscribe_durable::<Ping>(
+            "orders",
+            "c",
+            &agent,
+            &options(Duration::from_secs(2), 1024),
+        )
         .expect("durable subscription");
 
     let mut first = ChildProc::spawn(TEST, "sender", &[("URL", &server.url)]);
@@ -219,7 +236,10 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
     }
     first.kill();
     while let Some(line) = first.next_line(Duration::from_millis(200)) {
-        assert!(!line.starts_with("done"), "the first sender was killed mid-stream");
+        assert!(
+            !line.starts_with("done"),
+            "the first sender was killed mid-stream"
+        );
         if let Some(n) = line.strip_prefix("stored ").and_then(|n| n.parse().ok()) {
             stored_before = n;
         }
@@ -238,14 +258,21 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
         .split(' ')
         .map(|n| n.parse().expect("number"))
         .collect();
-    assert_eq!(counts[0], u64::from(N), "the second sender stored everything");
+    assert_eq!(
+        counts[0],
+        u64::from(N),
+        "the second sender stored everything"
+    );
     assert!(
         counts[1] >= u64::from(stored_before),
         "JetStream dropped the {stored_before}+ ids the first sender had stored (got {})",
         counts[1]
     );
 
-    assert!(eventually(|| len(&seen) >= N as usize), "every order handled");
+    assert!(
+        eventually(|| len(&seen) >= N as usize),
+        "every order handled"
+    );
     std::thread::sleep(Duration::from_secs(1));
     let mut per_id: HashMap<String, usize> = HashMap::new();
     for (id, _) in seen.lock().expect("lock").iter() {
@@ -274,7 +301,8 @@ fn a_sender_killed_mid_stream_and_restarted_with_the_same_ids_stores_each_once()
 
 #[test]
 fn a_stream_message_that_does_not_decode_is_terminated_not_redelivered() {
-    let Some(bin) = jetstream_or_skip("a_stream_message_that_does_not_decode_is_terminated_not_redelivered")
+    let Some(bin) =
+        jetstream_or_skip("a_stream_message_that_does_not_decode_is_terminated_not_redelivered")
     else {
         return;
     };
@@ -312,9 +340,9 @@ fn a_stream_message_that_does_not_decode_is_terminated_not_redelivered() {
     pong.insert(agentry_remote::envelope::HEADER_TYPE, "test.Pong");
     let cases: Vec<(async_nats::HeaderMap, Vec<u8>)> = vec![
         (async_nats::HeaderMap::new(), vec![7]), // no envelope
-        (pong, vec![7]),                          // another registered type
-        (ping("1"), vec![0xff; 6]),               // a payload that does not decode
-        (ping("9"), vec![7]),                     // a version not registered
+        (pong, vec![7]),                         // another registered type
+        (ping("1"), vec![0xff; 6]),              // a payload that does not decode
+        (ping("9"), vec![7]),                    // a version not registered
     ];
     rt.block_on(async {
         for (headers, payload) in cases {
@@ -329,7 +357,10 @@ fn a_stream_message_that_does_not_decode_is_terminated_not_redelivered() {
         .expect("durable mbox")
         .send(Ping(1))
         .expect("accepted");
-    assert!(eventually(|| len(&seen) == 1), "the good message is handled");
+    assert!(
+        eventually(|| len(&seen) == 1),
+        "the good message is handled"
+    );
     // Six ack waits: a message left unacknowledged would have come back by now.
     std::thread::sleep(Duration::from_millis(1800));
     let s = gw.stats();
@@ -360,7 +391,8 @@ fn a_stream_message_that_does_not_decode_is_terminated_not_redelivered() {
 
 #[test]
 fn an_unhandled_message_comes_again_and_a_slow_one_is_handled_once() {
-    let Some(bin) = jetstream_or_skip("an_unhandled_message_comes_again_and_a_slow_one_is_handled_once")
+    let Some(bin) =
+        jetstream_or_skip("an_unhandled_message_comes_again_and_a_slow_one_is_handled_once")
     else {
         return;
     };
@@ -374,8 +406,13 @@ fn an_unhandled_message_comes_again_and_a_slow_one_is_handled_once() {
     let agent = coop.add(agent);
     h.register_coop(coop).expect("registered");
     // `slow` takes 1.5 s: JetStream delivers it again (ack wait 0.5 s) while it is handled.
-    gw.subscribe_durable::<Ping>("flaky", "c", &agent, &options(Duration::from_millis(500), 64))
-        .expect("durable subscription");
+    gw.subscribe_durable::<Ping>(
+        "flaky",
+        "c",
+        &agent,
+        &options(Duration::from_millis(500), 64),
+    )
+    .expect("durable subscription");
     let flaky = gw
         .durable_mbox("flaky", &DurableOptions::default())
         .expect("durable mbox");
@@ -391,7 +428,11 @@ fn an_unhandled_message_comes_again_and_a_slow_one_is_handled_once() {
             .map(|(_, d)| *d)
             .collect()
     };
-    assert_eq!(of("slow"), vec![1], "handled once though delivered again: {seen:?}");
+    assert_eq!(
+        of("slow"),
+        vec![1],
+        "handled once though delivered again: {seen:?}"
+    );
     assert_eq!(of("plain").len(), 1);
     let panicked = of("panic");
     assert_eq!(panicked.len(), 1, "{seen:?}");
@@ -399,7 +440,10 @@ fn an_unhandled_message_comes_again_and_a_slow_one_is_handled_once() {
     let s = gw.stats();
     assert_eq!(s.durable_handled, 3);
     assert!(s.durable_refused >= 1, "{s:?}");
-    assert!(s.durable_duplicates >= 1, "the redelivery of `slow` was dropped: {s:?}");
+    assert!(
+        s.durable_duplicates >= 1,
+        "the redelivery of `slow` was dropped: {s:?}"
+    );
     assert!(s.durable_redelivered >= 2, "{s:?}");
     env.handle().stop();
     env.run();

@@ -48,7 +48,10 @@ pub(crate) fn subscribe<T: RemoteMessage>(
     let consumer_name = consumer.to_owned();
     let messages = d
         .wait_for(async move {
-            let stream = js.get_stream(&stream_name).await.map_err(|e| e.to_string())?;
+            let stream = js
+                .get_stream(&stream_name)
+                .await
+                .map_err(|e| e.to_string())?;
             let consumer = stream
                 .get_or_create_consumer::<pull::Config>(&consumer_name, config)
                 .await
@@ -131,8 +134,10 @@ async fn arrive<T: RemoteMessage>(
     let subject = msg.subject.as_str();
     // A pull consumer's messages always carry their ack subject, which holds these.
     let (Some(reply), Ok(info)) = (msg.reply.clone(), msg.info()) else {
-        d.core
-            .reject(subject, DecodeError::malformed("durable message", "no JetStream ack subject"));
+        d.core.reject(
+            subject,
+            DecodeError::malformed("durable message", "no JetStream ack subject"),
+        );
         return;
     };
     let meta = AckMeta {

@@ -127,10 +127,7 @@ impl Publisher {
 
     /// A fresh message id: `<gateway-id>-<n>`.
     pub(crate) fn next_id(&self, gateway_id: &str) -> String {
-        format!(
-            "{gateway_id}-{}",
-            self.next.fetch_add(1, Ordering::Relaxed)
-        )
+        format!("{gateway_id}-{}", self.next.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Queues `job` (never blocks).

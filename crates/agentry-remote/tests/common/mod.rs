@@ -79,8 +79,8 @@ pub fn nats_or_skip(test: &str) -> Option<PathBuf> {
 pub fn jetstream_or_skip(test: &str) -> Option<PathBuf> {
     let b = nats_or_skip(test)?;
     let help = Command::new(&b).arg("--help").output().ok()?;
-    let text = String::from_utf8_lossy(&help.stdout).into_owned()
-        + &String::from_utf8_lossy(&help.stderr);
+    let text =
+        String::from_utf8_lossy(&help.stdout).into_owned() + &String::from_utf8_lossy(&help.stderr);
     if text.contains("--jetstream") {
         Some(b)
     } else {

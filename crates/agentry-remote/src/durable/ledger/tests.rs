@@ -33,7 +33,11 @@ fn handled_ids_are_forgotten_first_in_first_out() {
         assert_eq!(l.arrive(&id(k), 0), Arrival::Deliver);
         assert_eq!(l.finish(&id(k), true), Some(0));
     }
-    assert_eq!(l.arrive(&id("a"), 1), Arrival::Deliver, "beyond the capacity");
+    assert_eq!(
+        l.arrive(&id("a"), 1),
+        Arrival::Deliver,
+        "beyond the capacity"
+    );
     assert_eq!(l.arrive(&id("b"), 1), Arrival::Handled(1));
     assert_eq!(l.arrive(&id("c"), 1), Arrival::Handled(1));
 }
