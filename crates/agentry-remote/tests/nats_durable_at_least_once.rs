@@ -448,3 +448,79 @@ fn an_unhandled_message_comes_again_and_a_slow_one_is_handled_once() {
     env.handle().stop();
     env.run();
 }
+
+#[test]
+fn messages_sent_while_the_server_is_down_are_stored_after_it_restarts_and_handled_once() {
+    let Some(bin) = jetstream_or_skip(
+        "messages_sent_while_the_server_is_down_are_stored_after_it_restarts_and_handled_once",
+    ) else {
+        return;
+    };
+    let mut server = NatsServer::start_jetstream(&bin);
+    let env = env();
+    let h = env.handle();
+    let (events, log) = event_log(h);
+    let gw = Gateway::builder(&registry())
+        .namespace("dur")
+        .events(&events)
+        .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
+        .connect_nats(h, &server.url)
+        .expect("gateway");
+    let (agent, seen) = handler(Duration::ZERO, false);
+    let agent = register(h, agent);
+    gw.subscribe_durable::<Ping>(
+        "outage",
+        "c",
+        &agent,
+        &options(Duration::from_secs(2), 1024),
+    )
+    .expect("durable subscription");
+    let outage = gw
+        .durable_mbox("outage", &DurableOptions::default())
+        .expect("durable mbox");
+    for i in 0..500 {
+        outage
+            .send_with_id(&format!("a{i}"), Ping(i))
+            .expect("accepted");
+    }
+    outage.flush(WAIT).expect("stored");
+    server.kill();
+    assert!(eventually(|| !gw.is_connected()), "disconnected");
+    // Accepted while the server is down: they wait in the publish queue.
+    for i in 0..500 {
+        outage
+            .send_with_id(&format!("b{i}"), Ping(i))
+            .expect("accepted");
+    }
+    server.restart();
+    outage.flush(WAIT).expect("stored after the restart");
+    assert!(
+        eventually(|| len(&seen) >= 1000),
+        "all handled: {}",
+        len(&seen)
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let mut ids: Vec<String> = seen
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|(id, _)| id.clone())
+        .collect();
+    ids.sort();
+    let n = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "each handled once");
+    assert_eq!(n, 1000);
+    let s = gw.stats();
+    assert_eq!(s.durable_stored, 1000);
+    assert_eq!(s.durable_not_stored, 0);
+    assert!(
+        !log.lock()
+            .expect("lock")
+            .iter()
+            .any(|e| matches!(e, RemoteEvent::Lost { .. })),
+        "nothing reported lost"
+    );
+    env.handle().stop();
+    env.run();
+}
