@@ -370,8 +370,11 @@ impl Gateway {
     /// }
     /// ```
     ///
-    /// `to` is a direct mbox: a multi mbox could not tell whether anyone handled the
-    /// message. The consumer's settings (`ack_wait`, `max_ack_pending`, `max_deliver`) apply
+    /// The agent must answer the request: `on_request` (as above), or a handler of
+    /// `Request<Durable<T>, ()>` that replies `()` when done. A plain `on` handler of
+    /// `Durable<T>` never matches — the request is refused (`NoHandler`), counted in
+    /// `durable_refused` and delivered again and again. `to` is a direct mbox: a multi mbox
+    /// could not tell whether anyone handled the message. The consumer's settings (`ack_wait`, `max_ack_pending`, `max_deliver`) apply
     /// when it is created; an existing consumer keeps its own. Blocks until the stream and the
     /// consumer exist (at most 10 s; do not call it from a task of the gateway's own runtime).
     pub fn subscribe_durable<T: RemoteMessage>(
