@@ -15,6 +15,7 @@ use async_nats::{Client, Subject};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// The header JetStream deduplicates by.
@@ -72,6 +73,9 @@ pub(crate) fn subscribe<T: RemoteMessage>(
     })
 }
 
+/// Pause after an error of the consumer's message stream.
+const ERROR_PAUSE: Duration = Duration::from_millis(50);
+
 /// How a delivered message ended at the agent.
 type Done = (Arc<str>, Result<(), agentry::RequestError>);
 
@@ -84,6 +88,7 @@ async fn run<T: RemoteMessage>(
     let mut ledger: Ledger<Subject> = Ledger::new(options.remember);
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
     let nak = Bytes::from(AckKind::Nak(Some(options.redeliver_delay)));
+    let mut errors: u64 = 0;
     loop {
         tokio::select! {
             biased;
@@ -110,8 +115,14 @@ async fn run<T: RemoteMessage>(
                         arrive::<T>(&d, &mut ledger, &to, &done_tx, msg).await;
                     }
                     Some(Err(e)) => {
-                        // Missed heartbeats, a reconnection: the stream goes on.
-                        tracing::debug!(error = %e, "durable consumer");
+                        // Missed heartbeats, a reconnection, the consumer gone: the stream
+                        // goes on (async-nats pulls again); pause so that a persistent error
+                        // cannot spin.
+                        errors += 1;
+                        if errors <= 8 || errors.is_power_of_two() {
+                            tracing::warn!(error = %e, total = errors, "durable consumer");
+                        }
+                        tokio::time::sleep(ERROR_PAUSE).await;
                     }
                     None => {
                         tracing::error!("durable consumer stream ended; the subscription stops");
