@@ -164,6 +164,11 @@ impl Core {
         let _ = self.transport.set(transport);
     }
 
+    /// The outbound buffer's capacity (also the durable publish queue's).
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     pub(crate) fn max_payload(&self) -> usize {
         self.max_payload.load(Ordering::Relaxed)
     }
@@ -479,6 +484,7 @@ impl Core {
             LossReason::InFlight => &self.counters.lost_in_flight,
             LossReason::Closed => &self.counters.dropped_on_close,
             LossReason::Unconfirmed => &self.counters.unconfirmed,
+            LossReason::NotStored => &self.counters.durable_not_stored,
         })
     }
 
@@ -486,7 +492,9 @@ impl Core {
     fn report_loss(&self, msg: OutMsg, reason: LossReason, n: u64) {
         let err = match reason {
             LossReason::Overflow => RequestError::BufferFull,
-            LossReason::InFlight | LossReason::Unconfirmed => RequestError::Disconnected,
+            LossReason::InFlight | LossReason::Unconfirmed | LossReason::NotStored => {
+                RequestError::Disconnected
+            }
             LossReason::Closed => RequestError::Closed,
         };
         if throttled(n) {

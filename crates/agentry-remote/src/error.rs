@@ -346,6 +346,11 @@ pub enum SendError<M> {
     /// The gateway is closed.
     #[error("the gateway is closed")]
     Closed(M),
+    /// The message id given to [`DurableMbox::send_with_id`](crate::DurableMbox::send_with_id)
+    /// is empty, longer than [`MAX_MESSAGE_ID_LEN`](crate::MAX_MESSAGE_ID_LEN) or holds a
+    /// character outside printable ASCII (or a space).
+    #[error("invalid message id")]
+    InvalidId(M),
 }
 
 impl<M> SendError<M> {
@@ -353,6 +358,7 @@ impl<M> SendError<M> {
     pub fn into_inner(self) -> M {
         match self {
             SendError::NotRegistered(m)
+            | SendError::InvalidId(m)
             | SendError::BufferFull(m)
             | SendError::Closed(m)
             | SendError::Encode { message: m, .. }
@@ -369,6 +375,7 @@ impl<M> fmt::Debug for SendError<M> {
             SendError::Oversized { size, max, .. } => write!(f, "Oversized({size} > {max})"),
             SendError::BufferFull(_) => f.write_str("BufferFull(..)"),
             SendError::Closed(_) => f.write_str("Closed(..)"),
+            SendError::InvalidId(_) => f.write_str("InvalidId(..)"),
         }
     }
 }
@@ -425,6 +432,7 @@ impl<M> From<SendError<M>> for RequestError {
             SendError::Oversized { size, max, .. } => RequestError::Oversized { size, max },
             SendError::BufferFull(_) => RequestError::BufferFull,
             SendError::Closed(_) => RequestError::Closed,
+            SendError::InvalidId(_) => RequestError::Encode("invalid message id".into()),
         }
     }
 }
@@ -448,6 +456,30 @@ pub enum SubscribeError {
     /// A bridge thread could not be started.
     #[error("could not start a bridge thread: {0}")]
     Spawn(String),
+}
+
+/// A durable mbox ([`Gateway::durable_mbox`](crate::Gateway::durable_mbox)) or durable
+/// subscription ([`Gateway::subscribe_durable`](crate::Gateway::subscribe_durable)) that
+/// could not be made.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DurableError {
+    /// The mbox or consumer name is not valid (or the stream name it gives is too long).
+    #[error("invalid name: {0}")]
+    InvalidName(#[from] NameError),
+    /// The message type is not registered.
+    #[error("{0} is not registered as a remote message type")]
+    NotRegistered(&'static str),
+    /// Durable mboxes need JetStream: the direct link has none.
+    #[error("durable mboxes need a NATS gateway with JetStream; the direct link has none")]
+    Unsupported,
+    /// The gateway is closed.
+    #[error("the gateway is closed")]
+    Closed,
+    /// JetStream refused or did not answer (the server runs without `-js`, the stream or
+    /// consumer exists with a conflicting configuration, a timeout).
+    #[error("JetStream: {0}")]
+    JetStream(String),
 }
 
 /// A gateway that could not be started.

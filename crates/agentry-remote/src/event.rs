@@ -19,6 +19,9 @@ pub enum LossReason {
     /// receivers were unreachable, or — the one pessimistic case — a receiving process died
     /// after delivering it and before confirming.
     Unconfirmed,
+    /// Sent to a durable mbox, but JetStream did not confirm storing it (no PubAck) within
+    /// the store timeout, or before the gateway closed. Pessimistic: the stream may hold it.
+    NotStored,
 }
 
 /// Something that happened to a gateway.

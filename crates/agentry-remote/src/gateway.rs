@@ -13,7 +13,10 @@ use crate::core::outbound::Overflow;
 use crate::core::receipts::ReceiptConfig;
 use crate::core::routes::{Inbound, RouteFn, RouteTable};
 use crate::core::{Core, CoreConfig};
-use crate::error::{DecodeError, FlushError, RemoteFailure, StartError, SubscribeError};
+use crate::durable::{DurableMbox, DurableOptions, DurableSubscription, Durables};
+use crate::error::{
+    DecodeError, DurableError, FlushError, RemoteFailure, StartError, SubscribeError,
+};
 use crate::link::{LinkOptions, LinkShared};
 use crate::nats::{NatsOptions, NatsShared};
 use crate::registry::{Registry, RemoteMessage, decode_plain};
@@ -24,7 +27,7 @@ use agentry::disp::Binder;
 use agentry::{Agent, CoopId, Ctx, EnvHandle, Mbox, MultiMbox};
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Where inbound messages are delivered: an agent's direct mbox or a multi mbox.
@@ -103,6 +106,8 @@ pub struct Gateway {
     core: Arc<Core>,
     transport: Transport,
     coop: Arc<Mutex<Option<CoopId>>>,
+    /// The JetStream side, made with the first durable mbox or subscription.
+    durables: Arc<OnceLock<Arc<Durables>>>,
 }
 
 /// A route of a [`Gateway::subscribe`] (or `serve`); it lasts until
@@ -314,6 +319,74 @@ impl Gateway {
         }
     }
 
+    fn durables(&self) -> Result<&Arc<Durables>, DurableError> {
+        match &self.transport {
+            Transport::Link(_) => Err(DurableError::Unsupported),
+            Transport::Nats(_) if self.core.is_closed() => Err(DurableError::Closed),
+            Transport::Nats(n) => Ok(self.durables.get_or_init(|| {
+                Durables::start(
+                    Arc::clone(&self.core),
+                    n.client().clone(),
+                    n.handle().clone(),
+                )
+            })),
+        }
+    }
+
+    /// The durable mbox `name` (NATS with JetStream only): its messages are stored in a
+    /// JetStream stream — created with `options` unless it exists — until they are handled
+    /// (see [`DurableMbox`] and §19 of `docs/SEMANTICS.md`). Blocks until the server
+    /// answered (at most 10 s; do not call it from a task of the gateway's own runtime).
+    pub fn durable_mbox(
+        &self,
+        name: &str,
+        options: &DurableOptions,
+    ) -> Result<DurableMbox, DurableError> {
+        DurableMbox::new(Arc::clone(self.durables()?), name, options)
+    }
+
+    /// Delivers the messages of the durable mbox `name` to the agent behind `to`, **at least
+    /// once**, through the durable consumer `consumer` (a single token): a restarted process
+    /// that subscribes with the same consumer name resumes where its predecessor stopped, and
+    /// processes sharing a consumer name share its messages (each consumer name gets every
+    /// message). The agent handles `Durable<T>` as a request whose reply `()` is the
+    /// acknowledgement, so a message counts as handled once its handler has returned:
+    ///
+    /// ```
+    /// use agentry::{Agent, Ctx, Define, DefineError};
+    /// use agentry_remote::Durable;
+    /// # #[derive(serde::Serialize, serde::Deserialize)] struct Charge { cents: u64 }
+    ///
+    /// struct Billing { total: u64 }
+    /// impl Agent for Billing {
+    ///     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+    ///         // Returning acknowledges the message; a panic, or agentry refusing it,
+    ///         // makes JetStream deliver it again.
+    ///         def.on_request(|b: &mut Billing, _: &mut Ctx<Billing>, c: Durable<Charge>| {
+    ///             b.total += c.cents;
+    ///         })?;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The agent must answer the request: `on_request` (as above), or a handler of
+    /// `Request<Durable<T>, ()>` that replies `()` when done. A plain `on` handler of
+    /// `Durable<T>` never matches — the request is refused (`NoHandler`), counted in
+    /// `durable_refused` and delivered again and again. `to` is a direct mbox: a multi mbox
+    /// could not tell whether anyone handled the message. The consumer's settings (`ack_wait`, `max_ack_pending`, `max_deliver`) apply
+    /// when it is created; an existing consumer keeps its own. Blocks until the stream and the
+    /// consumer exist (at most 10 s; do not call it from a task of the gateway's own runtime).
+    pub fn subscribe_durable<T: RemoteMessage>(
+        &self,
+        name: &str,
+        consumer: &str,
+        to: &Mbox,
+        options: &DurableOptions,
+    ) -> Result<DurableSubscription, DurableError> {
+        crate::durable::subscribe::<T>(self.durables()?, name, consumer, to, options)
+    }
+
     /// This gateway's counters.
     pub fn stats(&self) -> RemoteStats {
         self.core.stats()
@@ -381,7 +454,12 @@ impl Gateway {
     /// `Closed`. Idempotent.
     pub fn close(&self) {
         match &self.transport {
-            Transport::Nats(n) => n.close(),
+            Transport::Nats(n) => {
+                if let Some(d) = self.durables.get() {
+                    d.close(n.close_timeout());
+                }
+                n.close()
+            }
             Transport::Link(l) => l.close(),
         }
     }
@@ -659,6 +737,7 @@ impl GatewayBuilder {
             core,
             transport,
             coop: Arc::new(Mutex::new(None)),
+            durables: Arc::new(OnceLock::new()),
         };
         let mut coop = env.new_coop();
         match &self.binder {

@@ -66,6 +66,12 @@
 //! - [`RemoteMbox`]: send ([`RemoteMbox::send`]), request blocking
 //!   ([`RemoteMbox::request`]) or not ([`RemoteMbox::send_request`] → [`RemoteReply`]).
 //! - [`RemoteRequest`] / [`RemoteReplyTo`]: what a serving agent gets and answers with.
+//! - Durable mboxes (JetStream, at least once; see the `durable` module's ground rules in
+//!   the source and §19 of `docs/SEMANTICS.md`): [`Gateway::durable_mbox`] →
+//!   [`DurableMbox`] ([`send`](DurableMbox::send), [`send_with_id`](DurableMbox::send_with_id),
+//!   [`flush`](DurableMbox::flush)); [`Gateway::subscribe_durable`] →
+//!   [`DurableSubscription`], the agent handling [`Durable<T>`] as a request whose reply is
+//!   the ack; [`DurableOptions`]; [`DurableError`].
 //! - [`subject`]: names and the subject scheme; [`envelope`]: the envelope fields and
 //!   their NATS headers (with the [`Receipt`] of a plain message); [`frame`]: the link's frames; [`Compression`].
 //! - Errors: [`SendError`] (gives the message back), [`RequestError`], [`RemoteFailure`]
@@ -87,7 +93,11 @@
 //! input that does not decode — unknown type, wrong version, malformed or oversized — is a
 //! typed [`DecodeError`], counted, logged with `tracing` and reported, and never panics or
 //! breaks the connection; every request ends in exactly one reply or typed
-//! [`RequestError`]. The full contract is §19 of `docs/SEMANTICS.md`.
+//! [`RequestError`]. **Durable mboxes** (opt-in, JetStream) add persistence: a message is
+//! stored until its handler has returned, delivered again after the receiving process dies,
+//! stored once per message id across a sender restart (inside the stream's duplicate
+//! window) and handled once while the receiver stays up. The full contract is §19 of
+//! `docs/SEMANTICS.md`.
 //!
 //! ## Running the example
 //!
@@ -113,6 +123,7 @@
 mod backoff;
 mod compression;
 mod core;
+mod durable;
 pub mod envelope;
 mod error;
 mod event;
@@ -128,10 +139,11 @@ pub mod subject;
 pub use crate::{
     compression::{Codec, Compression, train_dictionary},
     core::outbound::Overflow,
+    durable::{Durable, DurableMbox, DurableOptions, DurableSubscription, MAX_MESSAGE_ID_LEN},
     envelope::{Envelope, Receipt, TypeTag},
     error::{
-        DecodeError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure, RequestError,
-        SendError, StartError, SubscribeError,
+        DecodeError, DurableError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure,
+        RequestError, SendError, StartError, SubscribeError,
     },
     event::{LossReason, RemoteEvent},
     gateway::{BridgeOptions, Gateway, GatewayBuilder, LocalMbox, Subscription},

@@ -217,6 +217,21 @@ impl NatsShared {
         Ok(shared)
     }
 
+    /// The connection (the durable mboxes' JetStream context uses it).
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The gateway's runtime.
+    pub(crate) fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// How long closing waits for what is in flight.
+    pub(crate) fn close_timeout(&self) -> Duration {
+        self.close_timeout
+    }
+
     fn lock_subs(&self) -> std::sync::MutexGuard<'_, HashMap<usize, JoinHandle<()>>> {
         self.subs.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -39,6 +39,17 @@ pub(crate) struct Counters {
     pub(crate) duplicates_dropped: AtomicU64,
     pub(crate) confirmations_sent: AtomicU64,
     pub(crate) expired_unsent: AtomicU64,
+    pub(crate) durable_sent: AtomicU64,
+    pub(crate) durable_stored: AtomicU64,
+    pub(crate) durable_deduplicated: AtomicU64,
+    pub(crate) durable_retried: AtomicU64,
+    pub(crate) durable_not_stored: AtomicU64,
+    pub(crate) durable_received: AtomicU64,
+    pub(crate) durable_handled: AtomicU64,
+    pub(crate) durable_redelivered: AtomicU64,
+    pub(crate) durable_duplicates: AtomicU64,
+    pub(crate) durable_refused: AtomicU64,
+    pub(crate) durable_terminated: AtomicU64,
 }
 
 pub(crate) fn inc(c: &AtomicU64) -> u64 {
@@ -127,6 +138,28 @@ pub struct RemoteStats {
     /// Requests never sent: their caller had timed out while they waited in the buffer
     /// (the caller got `Timeout`; the server never sees them).
     pub expired_unsent: u64,
+    /// Durable mbox: messages handed to JetStream for the first time ([`DurableMbox::send`](crate::DurableMbox::send) accepted them).
+    pub durable_sent: u64,
+    /// Durable mbox: messages JetStream confirmed stored (a PubAck), copies it dropped as duplicates included.
+    pub durable_stored: u64,
+    /// Of `durable_stored`: PubAcks saying the stream already held a message with this id (inside its duplicate window) and dropped this copy.
+    pub durable_deduplicated: u64,
+    /// Durable mbox: publications sent again (same message id) after a failed or late PubAck.
+    pub durable_retried: u64,
+    /// Durable mbox: messages given up without a PubAck (after the store timeout, or at close); reported as [`LossReason::NotStored`](crate::LossReason::NotStored). JetStream may still have stored them.
+    pub durable_not_stored: u64,
+    /// Durable subscriptions: stream deliveries received (redeliveries included).
+    pub durable_received: u64,
+    /// Durable subscriptions: messages whose handler returned; each is acknowledged to JetStream.
+    pub durable_handled: u64,
+    /// Of `durable_received`: deliveries JetStream marked as a redelivery (delivery count above 1).
+    pub durable_redelivered: u64,
+    /// Durable subscriptions: deliveries not given to the agent because the same message id is being handled or was handled here (a redelivery after a lost or late ack, or a copy stored after the duplicate window); a handled one is acknowledged again.
+    pub durable_duplicates: u64,
+    /// Durable subscriptions: messages the agent did not handle — agentry refused them (agent gone, message limit, no handler, shutdown) or the handler panicked; negatively acknowledged, so JetStream delivers them again.
+    pub durable_refused: u64,
+    /// Durable subscriptions: stream messages that did not decode (also counted in a `rejected_*` counter): terminated, never delivered again.
+    pub durable_terminated: u64,
 }
 
 impl Counters {
@@ -175,6 +208,17 @@ impl Counters {
             duplicates_dropped: r(&self.duplicates_dropped),
             confirmations_sent: r(&self.confirmations_sent),
             expired_unsent: r(&self.expired_unsent),
+            durable_sent: r(&self.durable_sent),
+            durable_stored: r(&self.durable_stored),
+            durable_deduplicated: r(&self.durable_deduplicated),
+            durable_retried: r(&self.durable_retried),
+            durable_not_stored: r(&self.durable_not_stored),
+            durable_received: r(&self.durable_received),
+            durable_handled: r(&self.durable_handled),
+            durable_redelivered: r(&self.durable_redelivered),
+            durable_duplicates: r(&self.durable_duplicates),
+            durable_refused: r(&self.durable_refused),
+            durable_terminated: r(&self.durable_terminated),
         }
     }
 }
@@ -190,6 +234,10 @@ impl RemoteStats {
 
     /// All outbound losses the gateway knows of (the sender was not told synchronously).
     pub fn lost(&self) -> u64 {
-        self.overflow_dropped + self.lost_in_flight + self.dropped_on_close + self.unconfirmed
+        self.overflow_dropped
+            + self.lost_in_flight
+            + self.dropped_on_close
+            + self.unconfirmed
+            + self.durable_not_stored
     }
 }

@@ -8,6 +8,7 @@
 //! | requests to the service `<name>` | `<ns>.v1.s.<name>` | [`Gateway::serve`](crate::Gateway::serve) / [`serve_on_request`](crate::Gateway::serve_on_request), always in queue group `<name>`: one server answers each request; nobody serving ⇒ NATS answers "no responders" at once |
 //! | replies to requests of one gateway | `<ns>.v1.r.<gateway-id>.<corr>` | the requesting gateway, one wildcard subscription `<ns>.v1.r.<gateway-id>.*` |
 //! | confirmations of one gateway's plain messages (receipts) | `<ns>.v1.r.<gateway-id>.a` | the sending gateway, through the same wildcard subscription |
+//! | messages to the durable mbox `<name>` (JetStream) | `<ns>.v1.d.<name>`, stored in the stream `<ns>_S<name>` (escaped, below) | nobody directly: each durable consumer of the stream ([`Gateway::subscribe_durable`](crate::Gateway::subscribe_durable)) pulls every message once, shared by the processes using that consumer name |
 //! | reserved | `<ns>.v1.sys.>` | — |
 //!
 //! - `<ns>`, the namespace, is one token; several applications may share a NATS server
@@ -16,6 +17,10 @@
 //!   wildcards could address families of names later.
 //! - A token is 1 or more of `A-Z a-z 0-9 _ -`. NATS reserves `.`, `*`, `>` and whitespace;
 //!   rather than escaping, names outside this alphabet are refused with a [`NameError`].
+//! - A durable mbox's stream name is its namespace and name escaped (`_` → `_u`, `.` → `_d`)
+//!   and joined by `_S` — `shop` and `orders.created` give `shop_Sorders_dcreated` — so that
+//!   distinct (namespace, name) pairs never share a stream; stream names longer than
+//!   [`MAX_STREAM_NAME_LEN`] are refused.
 //! - `<gateway-id>` is 13 base-32 characters of a random 64-bit id drawn at every start, so
 //!   a restarted process never receives replies meant for its previous incarnation.
 //!
@@ -25,6 +30,10 @@ use crate::error::{NameError, truncate};
 
 /// Longest accepted name of a global mbox or message type, in bytes.
 pub const MAX_NAME_LEN: usize = 128;
+
+/// Longest accepted JetStream stream name of a durable mbox, in bytes (the server stores a
+/// stream in a directory of that name).
+pub const MAX_STREAM_NAME_LEN: usize = 200;
 
 /// Wire version of the subject scheme and envelope.
 pub const WIRE_VERSION: &str = "v1";
@@ -111,6 +120,26 @@ impl Scheme {
         Ok(format!("{}.{WIRE_VERSION}.s.{name}", self.ns))
     }
 
+    /// `<ns>.v1.d.<name>`: the subject of the durable mbox `<name>`.
+    pub(crate) fn durable_subject(&self, name: &str) -> Result<String, NameError> {
+        validate_name(name)?;
+        Ok(format!("{}.{WIRE_VERSION}.d.{name}", self.ns))
+    }
+
+    /// The JetStream stream of the durable mbox `<name>` (see the module docs).
+    pub(crate) fn durable_stream(&self, name: &str) -> Result<String, NameError> {
+        validate_name(name)?;
+        let stream = format!("{}_S{}", escape_stream(&self.ns), escape_stream(name));
+        if stream.len() > MAX_STREAM_NAME_LEN {
+            return Err(NameError::TooLong {
+                name: truncate(name, 64),
+                len: stream.len(),
+                max: MAX_STREAM_NAME_LEN,
+            });
+        }
+        Ok(stream)
+    }
+
     /// `<ns>.v1.r.<gateway-id>.` — the prefix of this gateway's reply subjects.
     pub(crate) fn reply_prefix(&self) -> &str {
         &self.reply_prefix
@@ -139,6 +168,20 @@ impl Scheme {
     pub(crate) fn parse_reply(&self, subject: &str) -> Option<u64> {
         subject.strip_prefix(&*self.reply_prefix)?.parse().ok()
     }
+}
+
+/// Escapes a name for a stream name: `_` → `_u`, `.` → `_d` (every `_` of the result starts
+/// a two-character code, so the escape is injective and `_S` can separate two escapes).
+fn escape_stream(name: &str) -> String {
+    let mut s = String::with_capacity(name.len() + 8);
+    for ch in name.chars() {
+        match ch {
+            '_' => s.push_str("_u"),
+            '.' => s.push_str("_d"),
+            c => s.push(c),
+        }
+    }
+    s
 }
 
 /// The last token of a gateway's confirmation subject.

@@ -81,3 +81,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn durable_subjects_and_stream_names() {
+    let s = Scheme::new("shop", "gw").expect("scheme");
+    assert_eq!(
+        s.durable_subject("orders.created").as_deref(),
+        Ok("shop.v1.d.orders.created")
+    );
+    assert_eq!(
+        s.durable_stream("orders.created").as_deref(),
+        Ok("shop_Sorders_dcreated")
+    );
+    // Names that a naive `.` → `_` mapping would merge stay apart.
+    let a = s.durable_stream("a_.b").expect("valid");
+    let b = s.durable_stream("a._b").expect("valid");
+    assert_ne!(a, b);
+    let long = ["a_"; 42].join(".");
+    assert!(matches!(
+        s.durable_stream(&long),
+        Err(NameError::TooLong { .. })
+    ));
+}
+
+proptest! {
+    /// Distinct (namespace, name) pairs never share a stream.
+    #[test]
+    fn stream_names_are_injective(
+        ns1 in "[a-z_]{1,4}", n1 in "[a-z_]{1,3}(\\.[a-z_]{1,3}){0,2}",
+        ns2 in "[a-z_]{1,4}", n2 in "[a-z_]{1,3}(\\.[a-z_]{1,3}){0,2}",
+    ) {
+        let s1 = Scheme::new(&ns1, "g").expect("scheme").durable_stream(&n1).expect("valid");
+        let s2 = Scheme::new(&ns2, "g").expect("scheme").durable_stream(&n2).expect("valid");
+        prop_assert_eq!(s1 == s2, ns1 == ns2 && n1 == n2);
+        prop_assert!(!s1.contains('.'));
+    }
+}

@@ -75,6 +75,20 @@ pub fn nats_or_skip(test: &str) -> Option<PathBuf> {
     b
 }
 
+/// Returns the binary if it supports JetStream (`-js`), or prints why the test is skipped.
+pub fn jetstream_or_skip(test: &str) -> Option<PathBuf> {
+    let b = nats_or_skip(test)?;
+    let help = Command::new(&b).arg("--help").output().ok()?;
+    let text =
+        String::from_utf8_lossy(&help.stdout).into_owned() + &String::from_utf8_lossy(&help.stderr);
+    if text.contains("--jetstream") {
+        Some(b)
+    } else {
+        eprintln!("skipped {test}: this nats-server has no JetStream");
+        None
+    }
+}
+
 pub struct NatsServer {
     child: Option<Child>,
     pub url: String,
@@ -88,6 +102,12 @@ pub struct NatsServer {
 impl NatsServer {
     pub fn start(binary: &Path) -> NatsServer {
         NatsServer::start_with(binary, &[])
+    }
+
+    /// A server with JetStream, storing in its own temporary directory (kept across
+    /// [`restart`](Self::restart), removed on drop).
+    pub fn start_jetstream(binary: &Path) -> NatsServer {
+        NatsServer::start_with(binary, &["-js", "-sd", "{dir}/js"])
     }
 
     /// First server of a cluster (routes listen on a random port).
@@ -129,7 +149,8 @@ impl NatsServer {
             std::env::temp_dir().join(format!("agentry-remote-nats-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let mut args: Vec<String> = vec!["-a".into(), "127.0.0.1".into(), "-p".into(), "-1".into()];
-        args.extend(extra.iter().map(|s| s.to_string()));
+        let dir_str = dir.to_string_lossy();
+        args.extend(extra.iter().map(|s| s.replace("{dir}", &dir_str)));
         let mut s = NatsServer {
             child: None,
             url: String::new(),
@@ -371,6 +392,18 @@ impl ChildProc {
             Err(RecvTimeoutError::Timeout) => panic!("child said nothing within {WAIT:?}"),
             Err(RecvTimeoutError::Disconnected) => panic!("child exited early"),
         }
+    }
+
+    /// Kills the child with SIGKILL (no chance to clean up) and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The next protocol line, or `None` if the child said nothing within `timeout` or
+    /// has exited.
+    pub fn next_line(&self, timeout: Duration) -> Option<String> {
+        self.lines.recv_timeout(timeout).ok()
     }
 
     /// Waits for the child to exit; returns whether it succeeded.
