@@ -8,7 +8,8 @@ mod common;
 
 use agentry::{Agent, Ctx, Define, DefineError};
 use agentry_remote::{
-    Gateway, LossReason, RemoteEvent, RemoteReply, RemoteRequest, RequestError, SendError,
+    Gateway, LossReason, RemoteEvent, RemoteMbox, RemoteReply, RemoteRequest, RequestError,
+    SendError,
 };
 use common::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,31 @@ fn default_gateway(env: &agentry::EnvHandle, url: &str) -> Gateway {
         .namespace("outage")
         .connect_nats(env, url)
         .expect("gateway")
+}
+
+/// A receiving gateway whose collector subscribes `name`, and a sending gateway with a
+/// remote mbox to it (two connections, default settings).
+struct Pair {
+    receiver: Gateway,
+    seen: Arc<Mutex<Vec<Ping>>>,
+    sender: Gateway,
+    to: RemoteMbox,
+}
+
+fn pair(env: &agentry::EnvHandle, url: &str, name: &str) -> Pair {
+    let receiver = default_gateway(env, url);
+    let (c, seen) = Collector::<Ping>::new(None);
+    receiver
+        .subscribe::<Ping>(name, &register(env, c))
+        .expect("subscribe");
+    let sender = default_gateway(env, url);
+    let to = sender.mbox(name).expect("name");
+    Pair {
+        receiver,
+        seen,
+        sender,
+        to,
+    }
 }
 
 /// Waits until `gw` has nothing buffered and nothing awaiting a receipt.
@@ -78,13 +104,12 @@ fn a_five_second_outage_at_2000_msg_per_s_loses_nothing() {
     let mut server = NatsServer::start(&bin);
     let env = env();
     let h = env.handle();
-    let receiver = default_gateway(h, &server.url);
-    let (c, seen) = Collector::<Ping>::new(None);
-    receiver
-        .subscribe::<Ping>("stream", &register(h, c))
-        .expect("subscribe");
-    let sender = default_gateway(h, &server.url);
-    let to = sender.mbox("stream").expect("name");
+    let Pair {
+        receiver,
+        seen,
+        sender,
+        to,
+    } = pair(h, &server.url, "stream");
 
     // 2,000 messages a second for 8 s, 20 every 10 ms; the server is down from 2 s to 7 s.
     let streamer = std::thread::spawn(move || {
@@ -120,13 +145,12 @@ fn an_outage_at_the_highest_rate_loses_nothing_and_refusals_are_given_back() {
     let mut server = NatsServer::start(&bin);
     let env = env();
     let h = env.handle();
-    let receiver = default_gateway(h, &server.url);
-    let (c, seen) = Collector::<Ping>::new(None);
-    receiver
-        .subscribe::<Ping>("flood", &register(h, c))
-        .expect("subscribe");
-    let sender = default_gateway(h, &server.url);
-    let to = sender.mbox("flood").expect("name");
+    let Pair {
+        receiver,
+        seen,
+        sender,
+        to,
+    } = pair(h, &server.url, "flood");
     let stop = Arc::new(AtomicBool::new(false));
     let stop_flag = Arc::clone(&stop);
     // As fast as sends are accepted: the receipt window holds the sender to the rate the
