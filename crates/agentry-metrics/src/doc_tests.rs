@@ -6,9 +6,7 @@ use crate::family::{Kind, Spec};
 
 fn specs() -> Vec<Spec> {
     let mut all = crate::env::specs();
-    #[cfg(feature = "net")]
     all.extend(crate::net::specs());
-    #[cfg(feature = "remote")]
     all.extend(crate::remote::specs());
     all
 }
@@ -36,7 +34,8 @@ fn table() -> String {
     out
 }
 
-const BEGIN: &str = "<!-- agentry-metrics table: begin (generated, see agentry-metrics/src/doc_tests.rs) -->\n";
+const BEGIN: &str =
+    "<!-- agentry-metrics table: begin (generated, see agentry-metrics/src/doc_tests.rs) -->\n";
 const END: &str = "<!-- agentry-metrics table: end -->\n";
 
 fn path(rel: &str) -> std::path::PathBuf {
@@ -56,17 +55,26 @@ fn every_family_has_a_unique_conventional_name() {
     assert_eq!(names.len(), all.len(), "a family name is used twice");
     for spec in &all {
         assert!(spec.name.starts_with("agentry_"), "{}", spec.name);
-        assert!(!spec.name.ends_with("_total"), "{}: `_total` is added", spec.name);
         assert!(
-            spec.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+            !spec.name.ends_with("_total"),
+            "{}: `_total` is added",
+            spec.name
+        );
+        assert!(
+            spec.name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
             "{}",
             spec.name
         );
-        assert!(spec.help.ends_with('.'), "{}: help is a sentence", spec.name);
+        assert!(
+            spec.help.ends_with('.'),
+            "{}: help is a sentence",
+            spec.name
+        );
     }
 }
 
-#[cfg(all(feature = "net", feature = "remote"))]
 #[test]
 fn the_crate_docs_list_every_family() {
     let expected = table();
@@ -75,10 +83,12 @@ fn the_crate_docs_list_every_family() {
         std::fs::write(&file, &expected).expect("write METRICS.md");
     }
     let documented = std::fs::read_to_string(&file).expect("METRICS.md");
-    assert_eq!(documented, expected, "METRICS.md is stale (see this module's docs)");
+    assert_eq!(
+        documented, expected,
+        "METRICS.md is stale (see this module's docs)"
+    );
 }
 
-#[cfg(all(feature = "net", feature = "remote"))]
 #[test]
 fn the_guide_lists_every_family() {
     let file = path("../agentry/src/guide/11_observability.md");
@@ -89,5 +99,8 @@ fn the_guide_lists_every_family() {
     if bless() {
         std::fs::write(&file, &expected).expect("write the guide");
     }
-    assert_eq!(guide, expected, "the guide's table is stale (see this module's docs)");
+    assert_eq!(
+        guide, expected,
+        "the guide's table is stale (see this module's docs)"
+    );
 }

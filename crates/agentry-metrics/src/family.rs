@@ -31,7 +31,7 @@ pub(crate) struct Spec {
 
 impl Spec {
     /// The name as exposed (`_total` appended to a counter's).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "net", feature = "remote"))]
     pub(crate) fn exposed(&self) -> String {
         match self.kind {
             Kind::Counter => format!("{}_total", self.name),
@@ -106,7 +106,11 @@ impl Families {
     /// Keeps every counter from going below what `last` saw of it (see [`Monotonic`]).
     pub(crate) fn clamp(&mut self, last: &mut Monotonic) {
         let mut seen = HashMap::with_capacity(last.0.len());
-        for family in self.list.iter_mut().filter(|f| f.spec.kind == Kind::Counter) {
+        for family in self
+            .list
+            .iter_mut()
+            .filter(|f| f.spec.kind == Kind::Counter)
+        {
             for sample in &mut family.samples {
                 let mut key = family.spec.name.to_owned();
                 for (_, v) in &sample.labels {

@@ -63,7 +63,11 @@ pub(crate) fn route(head: &[u8]) -> Route {
     else {
         return Route::Status(Status::BadRequest);
     };
-    let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
     if !token(method) || !target.starts_with('/') {
         return Route::Status(Status::BadRequest);
     }
@@ -90,7 +94,11 @@ pub(crate) fn response(
     body: &str,
     head_only: bool,
 ) -> Vec<u8> {
-    let allow = if code == 405 { "Allow: GET, HEAD\r\n" } else { "" };
+    let allow = if code == 405 {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
+    };
     let mut out = format!(
         "HTTP/1.1 {code} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{allow}Connection: close\r\n\r\n",
         body.len()

@@ -109,6 +109,7 @@ pub use error::BuildError;
 pub use metrics::{CONTENT_TYPE, Metrics, MetricsBuilder};
 pub use server::{IO_TIMEOUT, MetricsServer};
 
-/// The documented list (`METRICS.md`, the guide's chapter 11) against the code.
-#[cfg(test)]
+/// The documented list (`METRICS.md`, the guide's chapter 11) against the code (it lists the
+/// TCP and remote families too).
+#[cfg(all(test, feature = "net", feature = "remote"))]
 mod doc_tests;

@@ -64,7 +64,10 @@ struct Sources {
 impl fmt::Debug for Sources {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sources")
-            .field("extra", &self.extra.iter().map(Source::key).collect::<Vec<_>>())
+            .field(
+                "extra",
+                &self.extra.iter().map(Source::key).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }

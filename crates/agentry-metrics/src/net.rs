@@ -187,7 +187,7 @@ pub(crate) const LISTENER_OPEN: Spec = Spec {
 };
 
 /// Every family this module may report (for the documented list's test).
-#[cfg(test)]
+#[cfg(all(test, feature = "net", feature = "remote"))]
 pub(crate) fn specs() -> Vec<Spec> {
     let mut all: Vec<Spec> = IO_COUNTERS.iter().map(|(s, _)| *s).collect();
     all.extend([

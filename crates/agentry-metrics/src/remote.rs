@@ -68,11 +68,17 @@ pub(crate) const COUNTERS: &[(Spec, RemoteField)] = &[
         |s| s.sent,
     ),
     (
-        counter("agentry_remote_requests_sent", "Requests sent (part of sent)."),
+        counter(
+            "agentry_remote_requests_sent",
+            "Requests sent (part of sent).",
+        ),
         |s| s.requests_sent,
     ),
     (
-        counter("agentry_remote_replies_sent", "Replies sent (part of sent)."),
+        counter(
+            "agentry_remote_replies_sent",
+            "Replies sent (part of sent).",
+        ),
         |s| s.replies_sent,
     ),
     (
@@ -139,7 +145,10 @@ pub(crate) const COUNTERS: &[(Spec, RemoteField)] = &[
         |s| s.dropped_on_close,
     ),
     (
-        counter("agentry_remote_requests_timed_out", "Requests that timed out."),
+        counter(
+            "agentry_remote_requests_timed_out",
+            "Requests that timed out.",
+        ),
         |s| s.timed_out,
     ),
     (
@@ -336,7 +345,7 @@ pub(crate) const REJECT_REASONS: &[(&str, RemoteField)] = &[
 ];
 
 /// Every family this module may report (for the documented list's test).
-#[cfg(test)]
+#[cfg(all(test, feature = "net", feature = "remote"))]
 pub(crate) fn specs() -> Vec<Spec> {
     let mut all: Vec<Spec> = GAUGES.iter().chain(COUNTERS).map(|(s, _)| *s).collect();
     all.push(REJECTED);

@@ -158,15 +158,13 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
         Err(status) => Route::Status(status),
     };
     let reply = match route {
-        Route::Metrics { head } => {
-            match catch_unwind(AssertUnwindSafe(|| metrics.render())) {
-                Ok(text) => http::response((200, "OK"), CONTENT_TYPE, &text, head),
-                Err(_) => {
-                    tracing::error!("rendering the metrics panicked");
-                    error_reply(Status::Internal)
-                }
+        Route::Metrics { head } => match catch_unwind(AssertUnwindSafe(|| metrics.render())) {
+            Ok(text) => http::response((200, "OK"), CONTENT_TYPE, &text, head),
+            Err(_) => {
+                tracing::error!("rendering the metrics panicked");
+                error_reply(Status::Internal)
             }
-        }
+        },
         Route::Status(status) => error_reply(status),
     };
     stream.write_all(&reply)?;
@@ -205,7 +203,12 @@ fn read_head(stream: &mut TcpStream) -> Result<Option<Vec<u8>>, Status> {
         let n = match stream.read(&mut chunk) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
                 return Err(Status::RequestTimeout);
             }
             Err(_) => return Err(Status::BadRequest),

@@ -79,25 +79,58 @@ fn a_scrape_reports_exact_counts_per_agent_type_dispatcher_and_environment() {
     let e = Exposition::parse(&scrape(server.local_addr()));
 
     // Agent types: counts, outcomes adding up to what was sent, opt-in measurements.
-    assert_eq!(e.get(&format!("agentry_agent_type_agents{{agent_type=\"{WORKER}\"}}")), 2.0);
-    assert_eq!(e.get(&format!("agentry_agent_type_agents{{agent_type=\"{POOLED}\"}}")), 3.0);
+    assert_eq!(
+        e.get(&format!(
+            "agentry_agent_type_agents{{agent_type=\"{WORKER}\"}}"
+        )),
+        2.0
+    );
+    assert_eq!(
+        e.get(&format!(
+            "agentry_agent_type_agents{{agent_type=\"{POOLED}\"}}"
+        )),
+        3.0
+    );
     for outcome in ["insend_handled", "redirected", "dropped"] {
         assert_eq!(messages(&e, WORKER, outcome), 0.0, "{outcome}");
         assert_eq!(messages(&e, POOLED, outcome), 0.0, "{outcome}");
     }
     assert_eq!(messages(&e, POOLED, "unhandled"), 0.0);
-    assert_eq!(e.get(&format!("agentry_agent_queue_depth{{agent_type=\"{POOLED}\"}}")), 0.0);
-    let seconds = e.get(&format!("agentry_agent_handler_seconds_total{{agent_type=\"{POOLED}\"}}"));
+    assert_eq!(
+        e.get(&format!(
+            "agentry_agent_queue_depth{{agent_type=\"{POOLED}\"}}"
+        )),
+        0.0
+    );
+    let seconds = e.get(&format!(
+        "agentry_agent_handler_seconds_total{{agent_type=\"{POOLED}\"}}"
+    ));
     assert!(seconds > 0.0 && seconds < 10.0, "{seconds}");
     // Not asked for: not reported (never a misleading zero).
-    assert!(!e.samples.contains_key(&format!("agentry_agent_queue_depth{{agent_type=\"{WORKER}\"}}")));
-    assert!(!e.samples.keys().any(|s| s.starts_with("agentry_agent_handler_seconds_total{agent_type=\"scrape_counts_are_exact::Worker")));
+    assert!(!e.samples.contains_key(&format!(
+        "agentry_agent_queue_depth{{agent_type=\"{WORKER}\"}}"
+    )));
+    assert!(!e.samples.keys().any(|s| s.starts_with(
+        "agentry_agent_handler_seconds_total{agent_type=\"scrape_counts_are_exact::Worker"
+    )));
 
     // Dispatchers.
-    assert_eq!(e.get("agentry_dispatcher_agents{dispatcher=\"pool\",kind=\"thread_pool\"}"), 3.0);
-    assert_eq!(e.get("agentry_dispatcher_threads{dispatcher=\"pool\",kind=\"thread_pool\"}"), 2.0);
-    assert_eq!(e.get("agentry_dispatcher_agents{dispatcher=\"default\",kind=\"one_thread\"}"), 2.0);
-    assert!(e.get("agentry_dispatcher_demands_handled_total{dispatcher=\"pool\",kind=\"thread_pool\"}") >= 150.0);
+    assert_eq!(
+        e.get("agentry_dispatcher_agents{dispatcher=\"pool\",kind=\"thread_pool\"}"),
+        3.0
+    );
+    assert_eq!(
+        e.get("agentry_dispatcher_threads{dispatcher=\"pool\",kind=\"thread_pool\"}"),
+        2.0
+    );
+    assert_eq!(
+        e.get("agentry_dispatcher_agents{dispatcher=\"default\",kind=\"one_thread\"}"),
+        2.0
+    );
+    assert!(
+        e.get("agentry_dispatcher_demands_handled_total{dispatcher=\"pool\",kind=\"thread_pool\"}")
+            >= 150.0
+    );
 
     // The environment.
     assert_eq!(e.get("agentry_agents"), 5.0);
@@ -108,14 +141,19 @@ fn a_scrape_reports_exact_counts_per_agent_type_dispatcher_and_environment() {
     // Format: every family has a HELP and a TYPE, counters end in `_total`.
     for (name, kind) in &e.types {
         assert!(e.helps.contains_key(name), "{name}");
-        assert_eq!(kind == "counter", name.ends_with("_total"), "{name}: {kind}");
+        assert_eq!(
+            kind == "counter",
+            name.ends_with("_total"),
+            "{name}: {kind}"
+        );
         assert!(name.starts_with("agentry_"), "{name}");
     }
     assert_eq!(e.types["agentry_agent_messages_total"], "counter");
     assert_eq!(e.types["agentry_agent_queue_depth"], "gauge");
 
     // The agents leave and their mboxes are dropped: their counts stay, the gauges fall.
-    h.deregister_coop(coop, DeregReason::Normal).expect("deregistered");
+    h.deregister_coop(coop, DeregReason::Normal)
+        .expect("deregistered");
     drop((workers, pooled));
     wait_until("the agents are gone", || {
         let e = Exposition::parse(&scrape(server.local_addr()));
@@ -124,8 +162,15 @@ fn a_scrape_reports_exact_counts_per_agent_type_dispatcher_and_environment() {
     let e = Exposition::parse(&scrape(server.local_addr()));
     assert_eq!(messages(&e, WORKER, "handled"), 201.0);
     assert_eq!(messages(&e, POOLED, "handled"), 150.0);
-    assert_eq!(e.get(&format!("agentry_agent_type_agents{{agent_type=\"{WORKER}\"}}")), 0.0);
-    assert!(!e.samples.contains_key(&format!("agentry_agent_queue_depth{{agent_type=\"{POOLED}\"}}")));
+    assert_eq!(
+        e.get(&format!(
+            "agentry_agent_type_agents{{agent_type=\"{WORKER}\"}}"
+        )),
+        0.0
+    );
+    assert!(!e.samples.contains_key(&format!(
+        "agentry_agent_queue_depth{{agent_type=\"{POOLED}\"}}"
+    )));
 
     server.stop();
     h.stop();

@@ -2,6 +2,8 @@
 //! labels and exact values: bytes and connections over real TCP, envelopes over a direct link
 //! between two gateways (no broker needed).
 
+#![cfg(all(feature = "net", feature = "remote"))]
+
 mod common;
 
 use agentry::{Agent, Ctx, Define, DefineError, Env};
@@ -44,7 +46,9 @@ fn tcp_and_gateway_counters_appear_with_their_labels() {
         .expect("listening");
 
     let registry = Registry::new();
-    registry.register::<Ping>("test.Ping", 1).expect("registered");
+    registry
+        .register::<Ping>("test.Ping", 1)
+        .expect("registered");
     let server = Gateway::builder(&registry)
         .namespace("metrics")
         .listen_link(&h, "127.0.0.1:0")
@@ -55,7 +59,9 @@ fn tcp_and_gateway_counters_appear_with_their_labels() {
         .expect("link connecting");
     assert!(server.wait_connected(Duration::from_secs(10)));
     assert!(client.wait_connected(Duration::from_secs(10)));
-    server.subscribe::<Ping>("pings", &sink).expect("subscribed");
+    server
+        .subscribe::<Ping>("pings", &sink)
+        .expect("subscribed");
 
     let metrics = Metrics::builder(&h)
         .io_dispatcher(&io)
@@ -77,17 +83,32 @@ fn tcp_and_gateway_counters_appear_with_their_labels() {
             && e.get("agentry_remote_delivered_total{gateway=\"server\"}") == 25.0
     });
     let e = Exposition::parse(&metrics.render());
-    assert_eq!(e.get("agentry_net_connections_accepted_total{io_dispatcher=\"io\"}"), 1.0);
-    assert_eq!(e.get("agentry_net_connections_open{io_dispatcher=\"io\"}"), 1.0);
-    assert_eq!(e.get("agentry_net_listener_accepted_total{listener=\"api\"}"), 1.0);
-    assert_eq!(e.get("agentry_net_listener_connections_open{listener=\"api\"}"), 1.0);
+    assert_eq!(
+        e.get("agentry_net_connections_accepted_total{io_dispatcher=\"io\"}"),
+        1.0
+    );
+    assert_eq!(
+        e.get("agentry_net_connections_open{io_dispatcher=\"io\"}"),
+        1.0
+    );
+    assert_eq!(
+        e.get("agentry_net_listener_accepted_total{listener=\"api\"}"),
+        1.0
+    );
+    assert_eq!(
+        e.get("agentry_net_listener_connections_open{listener=\"api\"}"),
+        1.0
+    );
     assert_eq!(
         e.family("agentry_net_connections_closed_total").len(),
         11,
         "one series per close reason"
     );
     assert_eq!(e.get("agentry_remote_sent_total{gateway=\"client\"}"), 25.0);
-    assert_eq!(e.get("agentry_remote_received_total{gateway=\"server\"}"), 25.0);
+    assert_eq!(
+        e.get("agentry_remote_received_total{gateway=\"server\"}"),
+        25.0
+    );
     assert_eq!(e.get("agentry_remote_connected{gateway=\"client\"}"), 1.0);
     assert_eq!(e.get("agentry_remote_connected{gateway=\"server\"}"), 1.0);
     assert_eq!(

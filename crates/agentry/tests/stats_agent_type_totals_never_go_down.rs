@@ -54,7 +54,8 @@ fn totals_keep_the_counts_of_agents_that_are_gone() {
     let names: Vec<_> = h.agent_type_stats().iter().map(|t| t.agent_type).collect();
     assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
 
-    h.deregister_coop(coop, DeregReason::Normal).expect("deregistered");
+    h.deregister_coop(coop, DeregReason::Normal)
+        .expect("deregistered");
     wait_until("the agents are gone", || {
         of_type(&h, "Worker").is_some_and(|t| t.agents == 0)
     });
@@ -66,7 +67,13 @@ fn totals_keep_the_counts_of_agents_that_are_gone() {
     let worker = of_type(&h, "Worker").expect("still reported");
     assert_eq!((worker.agents, worker.totals.handled), (0, 12));
     assert_eq!((worker.totals.refused, worker.totals.dropped), (1, 1));
-    assert_eq!(of_type(&h, "Other").expect("still reported").totals.unhandled, 1);
+    assert_eq!(
+        of_type(&h, "Other")
+            .expect("still reported")
+            .totals
+            .unhandled,
+        1
+    );
     h.stop();
     run_env(env);
 }
@@ -97,7 +104,8 @@ fn a_read_while_agents_come_and_go_never_counts_one_twice() {
         for _ in 0..JOBS {
             mbox.send(Job);
         }
-        h.deregister_coop(id, DeregReason::Normal).expect("deregistered");
+        h.deregister_coop(id, DeregReason::Normal)
+            .expect("deregistered");
         drop(mbox);
     }
     wait_until("every worker is gone", || {

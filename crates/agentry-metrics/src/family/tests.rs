@@ -73,12 +73,20 @@ fn counters_never_go_below_what_was_exported_and_gone_series_are_forgotten() {
     };
     assert_eq!(
         scrape(&mut last, &[("a", 5), ("b", 1)], 9),
-        [("test_hits", Value::Int(5)), ("test_hits", Value::Int(1)), ("test_level_seconds", Value::Int(9))]
+        [
+            ("test_hits", Value::Int(5)),
+            ("test_hits", Value::Int(1)),
+            ("test_level_seconds", Value::Int(9))
+        ]
     );
     // A lagging read of `a` is held at 5; gauges go down freely.
     assert_eq!(
         scrape(&mut last, &[("a", 4), ("b", 2)], 1),
-        [("test_hits", Value::Int(5)), ("test_hits", Value::Int(2)), ("test_level_seconds", Value::Int(1))]
+        [
+            ("test_hits", Value::Int(5)),
+            ("test_hits", Value::Int(2)),
+            ("test_level_seconds", Value::Int(1))
+        ]
     );
     // `b` is gone; when a series of that name comes back, it starts afresh.
     scrape(&mut last, &[("a", 6)], 1);

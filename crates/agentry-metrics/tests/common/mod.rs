@@ -66,7 +66,10 @@ impl Exposition {
         for line in text.lines() {
             if let Some(rest) = line.strip_prefix("# HELP ") {
                 let (name, help) = rest.split_once(' ').expect("HELP name text");
-                assert!(e.helps.insert(name.to_owned(), help.to_owned()).is_none(), "{name} twice");
+                assert!(
+                    e.helps.insert(name.to_owned(), help.to_owned()).is_none(),
+                    "{name} twice"
+                );
                 current = Some(name.to_owned());
             } else if let Some(rest) = line.strip_prefix("# TYPE ") {
                 let (name, kind) = rest.split_once(' ').expect("TYPE name kind");
@@ -76,10 +79,17 @@ impl Exposition {
             } else {
                 let (series, value) = line.rsplit_once(' ').expect("series value");
                 let name = series.split('{').next().expect("name");
-                assert_eq!(current.as_deref(), Some(name), "{line}: sample outside its family");
+                assert_eq!(
+                    current.as_deref(),
+                    Some(name),
+                    "{line}: sample outside its family"
+                );
                 assert!(e.types.contains_key(name), "{line}: no TYPE");
                 let value: f64 = value.parse().unwrap_or_else(|_| panic!("{line}: value"));
-                assert!(e.samples.insert(series.to_owned(), value).is_none(), "{series} twice");
+                assert!(
+                    e.samples.insert(series.to_owned(), value).is_none(),
+                    "{series} twice"
+                );
             }
         }
         e

@@ -132,8 +132,10 @@ impl AgentCounters {
 impl Drop for AgentShared {
     fn drop(&mut self) {
         if let Some(b) = self.binding.get() {
-            self.counters
-                .retire(self.agent_type, &crate::stats::AgentStats::read(&self.stats));
+            self.counters.retire(
+                self.agent_type,
+                &crate::stats::AgentStats::read(&self.stats),
+            );
             if let Some(env) = b.env.upgrade() {
                 env.slab.bury(b.target.load());
             }
