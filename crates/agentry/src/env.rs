@@ -43,13 +43,13 @@ use crate::limit::LimitTable;
 use crate::mbox::{Addr, Mbox, MultiMbox};
 use crate::protocol::Protocol;
 use crate::slab::AgentSlab;
-use crate::stats::{EnvCounters, EnvStats};
+use crate::stats::{AgentStats, AgentTypeStats, EnvCounters, EnvStats, Tracked};
 use crate::supervision::SupervisorStats;
 use crate::timer::{Clock, EngineKind, TimerHandle, TimerService};
 use crate::trace::TraceFilter;
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -723,6 +723,44 @@ impl EnvHandle {
             .snapshot(coops, self.0.slab.live(), self.0.timers.len());
         stats.watches = watches;
         stats
+    }
+
+    /// The counters of every agent type the environment has had, summed per type
+    /// ([`AgentTypeStats`]), sorted by type name. Read-only and off every message path: it
+    /// visits each agent slot once (a lock per slot), so it costs time in proportion to the
+    /// agents, for dashboards and exporters rather than hot loops.
+    ///
+    /// Each total is exact once the agents it counts are quiet; one read while an agent's
+    /// last mbox is being dropped may miss that agent's counts (they are in the next read).
+    pub fn agent_type_stats(&self) -> Vec<AgentTypeStats> {
+        let agents = self.0.slab.agents_for_report();
+        let mut types = BTreeMap::new();
+        fn entry<'a>(
+            types: &'a mut BTreeMap<&'static str, AgentTypeStats>,
+            agent_type: &'static str,
+        ) -> &'a mut AgentTypeStats {
+            types.entry(agent_type).or_insert(AgentTypeStats {
+                agent_type,
+                agents: 0,
+                totals: AgentStats::default(),
+            })
+        }
+        for (shared, live) in &agents {
+            let t = entry(&mut types, shared.agent_type);
+            t.agents += usize::from(*live);
+            let mut stats = Mbox::from_shared(Arc::clone(shared)).stats();
+            if !*live {
+                stats.queue_depth = Tracked::NotTracked;
+            }
+            t.totals.accumulate(&stats);
+        }
+        // Read while `agents` holds every shared part it saw, so none of them can retire
+        // (and be counted twice) meanwhile.
+        for (agent_type, stats) in self.0.counters.retired.lock().iter() {
+            entry(&mut types, agent_type).totals.accumulate(stats);
+        }
+        drop(agents);
+        types.into_values().collect()
     }
 
     /// A snapshot of the counters of the supervisor of `coop`, if `coop` is registered and

@@ -162,7 +162,7 @@ pub use crate::{
     priority::Priority,
     protocol::Protocol,
     request::{PendingReply, ReplyTo, Request},
-    stats::{AgentStats, EnvStats, Tracked},
+    stats::{AgentStats, AgentTypeStats, EnvStats, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
     watch::{ExitReason, Terminated, WatchTarget},
 };

@@ -110,6 +110,12 @@ impl Tombstones {
             .find(|t| t.covers(generation))
     }
 
+    fn iter(&self) -> impl Iterator<Item = &Tombstone> {
+        self.one
+            .iter()
+            .chain(self.more.iter().flat_map(|more| more.iter()))
+    }
+
     /// Removes the tombstone of the agent whose last generation is `last`.
     fn remove(&mut self, last: u32) {
         let mut more = self.more.take().map(Vec::from).unwrap_or_default();
@@ -620,6 +626,33 @@ impl AgentSlab {
             return None;
         }
         agents.live.clone()
+    }
+
+    /// Every agent whose counters can still be read, with `true` for the live ones: the
+    /// occupants, and the finished agents whose shared part someone still holds (tombstones).
+    /// Read-only, for reports (`EnvHandle::agent_type_stats`): it takes each slot's lock in
+    /// turn, never two at once, and returns the shared parts so that none of them is dropped
+    /// (and folded into the retired totals, `stats.rs`) while the caller reads them.
+    pub(crate) fn agents_for_report(&self) -> Vec<(Arc<AgentShared>, bool)> {
+        let allocated = self.allocation.lock().next_unused;
+        let mut out = Vec::new();
+        for index in 0..allocated {
+            if self.slot(index).is_none() {
+                continue;
+            }
+            let agents = self.agents(index).lock();
+            if let Some(live) = &agents.live {
+                out.push((Arc::clone(live), true));
+            }
+            out.extend(
+                agents
+                    .finished
+                    .iter()
+                    .filter_map(|t| t.agent.upgrade())
+                    .map(|a| (a, false)),
+            );
+        }
+        out
     }
 
     /// Number of agents currently in the slab.

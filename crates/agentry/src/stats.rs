@@ -3,6 +3,8 @@
 
 use crate::agent::shared::{AgentCounters, RareCounters};
 use crate::trace::{TraceRecord, TraceSink};
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,6 +29,11 @@ pub(crate) struct EnvCounters {
     pub(crate) dropped_on_shutdown: AtomicU64,
     pub(crate) replies_discarded: AtomicU64,
     pub(crate) timers_revoked: AtomicU64,
+    /// The final counters of agents that are gone for good (their shared part was dropped),
+    /// summed per agent type, so that per-type totals never go down
+    /// ([`EnvHandle::agent_type_stats`](crate::EnvHandle::agent_type_stats)). Written once per
+    /// agent, as its shared part drops; never on a message path.
+    pub(crate) retired: Mutex<HashMap<&'static str, AgentStats>>,
 }
 
 /// A snapshot of an environment's counters ([`EnvHandle::stats`](crate::EnvHandle::stats)).
@@ -89,6 +96,15 @@ impl EnvCounters {
         if let Some(sink) = &self.trace {
             sink.emit(&make());
         }
+    }
+
+    /// Adds the final counters of an agent that is gone for good to its type's retired totals.
+    pub(crate) fn retire(&self, agent_type: &'static str, stats: &AgentStats) {
+        self.retired
+            .lock()
+            .entry(agent_type)
+            .or_default()
+            .accumulate(stats);
     }
 
     pub(crate) fn snapshot(&self, coops: usize, agents: usize, timers: usize) -> EnvStats {
@@ -163,6 +179,49 @@ pub struct AgentStats {
     pub handler_time: Tracked<Duration>,
 }
 
+/// The counters of every agent of one type, summed
+/// ([`EnvHandle::agent_type_stats`](crate::EnvHandle::agent_type_stats)): a view for
+/// dashboards and exporters such as `agentry-metrics`.
+///
+/// The counters in `totals` cover every agent of the type the environment has had — running,
+/// finished, and gone — so they never go down while the environment lives. `queue_depth` sums
+/// the agents of the type running now that track it, `handler_time` every agent of the type
+/// that was timed; each reads [`Tracked::NotTracked`] if no such agent exists.
+///
+/// ```
+/// use agentry::{Agent, Env};
+///
+/// struct Idle;
+/// impl Agent for Idle {}
+///
+/// let env = Env::new()?;
+/// let a = env.handle().register_agent(Idle)?;
+/// let _b = env.handle().register_agent(Idle)?;
+/// a.send(1_u32); // no handler for it
+/// let idle = loop {
+///     let all = env.handle().agent_type_stats();
+///     let idle = *all.iter().find(|t| t.agent_type.ends_with("Idle")).expect("registered");
+///     if idle.totals.unhandled == 1 {
+///         break idle;
+///     }
+///     std::thread::yield_now();
+/// };
+/// assert_eq!(idle.agents, 2);
+/// env.handle().stop();
+/// env.run();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentTypeStats {
+    /// The agent type (`std::any::type_name` of the agent).
+    pub agent_type: &'static str,
+    /// Agents of this type registered now.
+    pub agents: usize,
+    /// Their counters, summed over every agent of this type the environment has had.
+    pub totals: AgentStats,
+}
+
 /// An opt-in measurement: it reads `NotTracked` unless it was asked for, so that "not
 /// measured" cannot be mistaken for zero.
 ///
@@ -203,6 +262,21 @@ impl<T> From<Option<T>> for Tracked<T> {
 }
 
 impl AgentStats {
+    /// Adds `other`'s counts to these (opt-in measurements: tracked if either is).
+    pub(crate) fn accumulate(&mut self, other: &AgentStats) {
+        self.handled += other.handled;
+        self.unhandled += other.unhandled;
+        self.insend_handled += other.insend_handled;
+        self.refused += other.refused;
+        self.limit_dropped += other.limit_dropped;
+        self.redirected += other.redirected;
+        self.panics += other.panics;
+        self.dropped += other.dropped;
+        self.restarts += other.restarts;
+        self.queue_depth = add_tracked(self.queue_depth, other.queue_depth);
+        self.handler_time = add_tracked(self.handler_time, other.handler_time);
+    }
+
     pub(crate) fn read(c: &AgentCounters) -> Self {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let rare = |f: fn(&RareCounters) -> &AtomicU64| c.rare_if_any().map_or(0, |x| r(f(x)));
@@ -223,5 +297,15 @@ impl AgentStats {
                 .map(|x| Duration::from_nanos(r(&x.handler_ns)))
                 .into(),
         }
+    }
+}
+
+fn add_tracked<T: std::ops::Add<Output = T>>(a: Tracked<T>, b: Tracked<T>) -> Tracked<T> {
+    match (a, b) {
+        (Tracked::Value(a), Tracked::Value(b)) => Tracked::Value(a + b),
+        (Tracked::Value(v), Tracked::NotTracked) | (Tracked::NotTracked, Tracked::Value(v)) => {
+            Tracked::Value(v)
+        }
+        (Tracked::NotTracked, Tracked::NotTracked) => Tracked::NotTracked,
     }
 }

@@ -127,13 +127,18 @@ impl AgentCounters {
 }
 
 /// When the last holder of the agent's mbox lets go, nobody can read its counters any more:
-/// its tombstone leaves its slot (`slab.rs` ground rules).
+/// its final counts join its type's retired totals (`stats.rs`) and its tombstone leaves its
+/// slot (`slab.rs` ground rules).
 impl Drop for AgentShared {
     fn drop(&mut self) {
-        if let Some(b) = self.binding.get()
-            && let Some(env) = b.env.upgrade()
-        {
-            env.slab.bury(b.target.load());
+        if let Some(b) = self.binding.get() {
+            self.counters.retire(
+                self.agent_type,
+                &crate::stats::AgentStats::read(&self.stats),
+            );
+            if let Some(env) = b.env.upgrade() {
+                env.slab.bury(b.target.load());
+            }
         }
     }
 }

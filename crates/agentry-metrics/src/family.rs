@@ -1,0 +1,167 @@
+//! What one scrape reports: metric families, each with its samples, built by the sources
+//! (`env.rs`, `net.rs`, `remote.rs`) and written in the Prometheus text format through
+//! `prometheus-client`'s encoder.
+//!
+//! Sources only read counters; a family is made when its first sample is added, so one that
+//! nothing reports is left out. Several sources may add to one family (two gateways, one
+//! `agentry_remote_sent_total`): the family is written once, with every sample.
+
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::exemplar::Exemplar;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// A metric's kind. Counters only go up (the exporter sees to it, see [`Monotonic`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Counter,
+    Gauge,
+}
+
+/// A metric family: its name as exposed minus the `_total` a counter gets, its help text,
+/// its kind and the labels its samples carry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spec {
+    pub(crate) name: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) labels: &'static [&'static str],
+}
+
+impl Spec {
+    /// The name as exposed (`_total` appended to a counter's).
+    #[cfg(all(test, feature = "net", feature = "remote"))]
+    pub(crate) fn exposed(&self) -> String {
+        match self.kind {
+            Kind::Counter => format!("{}_total", self.name),
+            Kind::Gauge => self.name.to_owned(),
+        }
+    }
+}
+
+/// A sample's value: counts are integers, times are seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Value {
+    Int(u64),
+    Float(f64),
+}
+
+impl Value {
+    fn max(self, other: Value) -> Value {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => Value::Int(a.max(b)),
+            (Value::Float(a), Value::Float(b)) => Value::Float(a.max(b)),
+            (a, _) => a,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Sample {
+    labels: Vec<(&'static str, String)>,
+    value: Value,
+}
+
+#[derive(Debug)]
+struct Family {
+    spec: Spec,
+    samples: Vec<Sample>,
+}
+
+/// The families of one scrape, in the order they were first added.
+#[derive(Debug, Default)]
+pub(crate) struct Families {
+    list: Vec<Family>,
+    index: HashMap<&'static str, usize>,
+}
+
+impl Families {
+    /// Adds a sample; `labels` are the values of `spec.labels`, in order.
+    pub(crate) fn add(&mut self, spec: &Spec, labels: &[&str], value: Value) {
+        debug_assert_eq!(spec.labels.len(), labels.len(), "{}", spec.name);
+        let at = *self.index.entry(spec.name).or_insert_with(|| {
+            self.list.push(Family {
+                spec: *spec,
+                samples: Vec::new(),
+            });
+            self.list.len() - 1
+        });
+        self.list[at].samples.push(Sample {
+            labels: spec
+                .labels
+                .iter()
+                .zip(labels)
+                .map(|(k, v)| (*k, (*v).to_owned()))
+                .collect(),
+            value,
+        });
+    }
+
+    /// Adds an integer sample.
+    pub(crate) fn int(&mut self, spec: &Spec, labels: &[&str], value: u64) {
+        self.add(spec, labels, Value::Int(value));
+    }
+
+    /// Keeps every counter from going below what `last` saw of it (see [`Monotonic`]).
+    pub(crate) fn clamp(&mut self, last: &mut Monotonic) {
+        let mut seen = HashMap::with_capacity(last.0.len());
+        for family in self
+            .list
+            .iter_mut()
+            .filter(|f| f.spec.kind == Kind::Counter)
+        {
+            for sample in &mut family.samples {
+                let mut key = family.spec.name.to_owned();
+                for (_, v) in &sample.labels {
+                    // Length-prefixed: unique per series whatever the values hold.
+                    let _ = write!(key, "/{}:{v}", v.len());
+                }
+                if let Some(before) = last.0.get(&key) {
+                    sample.value = sample.value.max(*before);
+                }
+                seen.insert(key, sample.value);
+            }
+        }
+        last.0 = seen;
+    }
+
+    /// Writes every family through `prometheus-client`'s encoder.
+    pub(crate) fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        for family in &self.list {
+            let kind = match family.spec.kind {
+                Kind::Counter => MetricType::Counter,
+                Kind::Gauge => MetricType::Gauge,
+            };
+            let mut metric =
+                encoder.encode_descriptor(family.spec.name, family.spec.help, None, kind)?;
+            for sample in &family.samples {
+                let mut series = metric.encode_family(&sample.labels)?;
+                match (family.spec.kind, sample.value) {
+                    (Kind::Counter, Value::Int(v)) => {
+                        series.encode_counter(&v, None::<&Exemplar<NoLabelSet, f64>>)?
+                    }
+                    (Kind::Counter, Value::Float(v)) => {
+                        series.encode_counter(&v, None::<&Exemplar<NoLabelSet, f64>>)?
+                    }
+                    (Kind::Gauge, Value::Int(v)) => series.encode_gauge(&v)?,
+                    (Kind::Gauge, Value::Float(v)) => series.encode_gauge(&v)?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The last value exported of every counter series.
+///
+/// The sources read live counters that may lag for one read (an agent whose last mbox is
+/// being dropped as it is read, see `EnvHandle::agent_type_stats`; an io thread that takes
+/// back a count for an outcome that did not happen): the exporter never reports a counter
+/// below what it reported before, so Prometheus never mistakes a lag for a reset. A series
+/// that is not reported in a scrape (its dispatcher or gateway is gone) is forgotten.
+#[derive(Debug, Default)]
+pub(crate) struct Monotonic(HashMap<String, Value>);
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+//! The little HTTP/1.x the endpoint speaks, without IO: [`route`] reads a request head and
+//! says what to answer; [`response`] writes the answer. Every request gets a status line and
+//! `Connection: close` — never a panic, whatever the bytes.
+
+/// The longest request head read (request line and headers); a longer one is answered 431.
+pub(crate) const MAX_HEAD: usize = 8 * 1024;
+
+/// The path the metrics are served on.
+pub(crate) const PATH: &str = "/metrics";
+
+/// What to answer a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// 200 with the metrics; without the body for `HEAD`.
+    Metrics { head: bool },
+    /// An error status.
+    Status(Status),
+}
+
+/// The error statuses the endpoint answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    BadRequest,
+    NotFound,
+    MethodNotAllowed,
+    RequestTimeout,
+    HeadTooLarge,
+    Internal,
+    VersionNotSupported,
+}
+
+impl Status {
+    pub(crate) fn line(self) -> (u16, &'static str) {
+        match self {
+            Status::BadRequest => (400, "Bad Request"),
+            Status::NotFound => (404, "Not Found"),
+            Status::MethodNotAllowed => (405, "Method Not Allowed"),
+            Status::RequestTimeout => (408, "Request Timeout"),
+            Status::HeadTooLarge => (431, "Request Header Fields Too Large"),
+            Status::Internal => (500, "Internal Server Error"),
+            Status::VersionNotSupported => (505, "HTTP Version Not Supported"),
+        }
+    }
+}
+
+/// The end of the head in `buf` (the index just after the blank line), if it is complete.
+pub(crate) fn head_end(buf: &[u8]) -> Option<usize> {
+    buf.windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4)
+        .or_else(|| buf.windows(2).position(|w| w == b"\n\n").map(|i| i + 2))
+}
+
+/// What to answer the request whose head is `head`.
+pub(crate) fn route(head: &[u8]) -> Route {
+    let Ok(head) = std::str::from_utf8(head) else {
+        return Route::Status(Status::BadRequest);
+    };
+    let line = head.lines().next().unwrap_or("");
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Route::Status(Status::BadRequest);
+    };
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    if !token(method) || !target.starts_with('/') {
+        return Route::Status(Status::BadRequest);
+    }
+    match version {
+        "HTTP/1.0" | "HTTP/1.1" => {}
+        v if v.starts_with("HTTP/") => return Route::Status(Status::VersionNotSupported),
+        _ => return Route::Status(Status::BadRequest),
+    }
+    let path = target.split_once('?').map_or(target, |(path, _)| path);
+    if path != PATH {
+        return Route::Status(Status::NotFound);
+    }
+    match method {
+        "GET" => Route::Metrics { head: false },
+        "HEAD" => Route::Metrics { head: true },
+        _ => Route::Status(Status::MethodNotAllowed),
+    }
+}
+
+/// The full response: status line, headers, and `body` unless `head_only`.
+pub(crate) fn response(
+    (code, reason): (u16, &str),
+    content_type: &str,
+    body: &str,
+    head_only: bool,
+) -> Vec<u8> {
+    let allow = if code == 405 {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
+    };
+    let mut out = format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{allow}Connection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    if !head_only {
+        out.extend_from_slice(body.as_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
