@@ -1,46 +1,56 @@
 //! The envelope: what travels beside a payload so that routers, rejections and replies never
-//! need to decode the body.
+//! need to decode the body. One binary form, written and read here, for every transport.
 //!
-//! # Fields
+//! # Wire format (version 2)
 //!
-//! | field | NATS header | link frame | meaning |
-//! |---|---|---|---|
-//! | type name | `Agentry-Type: orders.Created` | `u8` length + bytes | the stable name the type was registered under |
-//! | version | `Agentry-Version: 1` | `u32` | its registered version |
-//! | codec | `Agentry-Codec: postcard` / `postcard+zstd` / `postcard+zstd;dict=7` | `u8` (+ `u32` dictionary id) | how to turn the payload back into bytes postcard can read |
-//! | correlation id | `Agentry-Corr: 42` (requests and replies only) | `u64` | matches a reply to its request |
-//! | failure | `Agentry-Error: no-handler` (failed replies only) | `u8` | why a request got no reply; no type, no payload |
-//! | receipt | `Agentry-Receipt: <gateway-id> <seq> <low>` (plain messages over NATS with receipts on) | — | asks the receiving gateway to confirm message `seq` of the sending gateway; every message of that sender below `low` is already confirmed (see `core/receipts.rs`) |
+//! ```text
+//! envelope  = flags:u8
+//!             [name_len:u8 name version:u32                   flags bit 0: type tag
+//!              codec:u8 [dictionary:u32]]                      0 postcard, 1 +zstd, 2 +zstd+dict
+//!             [corr:u64]                                      flags bit 1: correlation id
+//!             [failure:u8]                                    flags bit 2: a failed reply
+//!             [from_len:u8 from seq:u64 low:u64]              flags bit 3: delivery receipt
+//! NATS message payload = version:u8 (= 2) envelope body       (no NATS headers needed)
+//! link Message frame   = … subject [reply] envelope body      (see `link/frame.rs`)
+//! ```
 //!
-//! Type name and version are required unless a failure is present. Header values and frame
-//! fields are validated as strictly as they are written: unknown codecs, failures, stray
-//! characters or trailing garbage are [`DecodeError`]s, never panics.
+//! Failure bytes: 1 no route, 2 no handler, 3 agent gone, 4 overloaded, 5 handler panicked,
+//! 6 no reply, 7 timeout, 8 shutdown, 9–12 rejected (unknown type, wrong version, malformed,
+//! oversized), 13 reply not encodable.
+//!
+//! Integers are big endian. A message or request carries a type tag (the stable name the type
+//! was registered under, its version, the codec that turns the body back into postcard
+//! bytes); a failed reply carries a failure and nothing else; the correlation id matches a
+//! reply to its request; the receipt (plain messages over NATS with receipts on) asks the
+//! receiving gateway to confirm message `seq` of the sending gateway `from`, and says every
+//! message of that sender below `low` is confirmed already (see `core/receipts.rs`).
+//!
+//! Every field is validated as strictly as it is written: unknown flags, codecs and failures,
+//! names that are not names, a tag beside a failure, a missing tag, truncation and an unknown
+//! wire version are [`DecodeError`]s, never panics. A foreign client speaks Agentry by writing
+//! these bytes; [`Envelope::to_nats_payload`] and [`Envelope::from_nats_payload`] are the
+//! reference.
+//!
+//! Version 1 carried the envelope as five NATS headers (`Agentry-Type`, …). Building and
+//! parsing a header map cost more than the rest of the envelope's path together (a dozen
+//! allocations per message on each side); version 2 costs one buffer. A version-1 message
+//! reaching a version-2 gateway is rejected as malformed (`wire version`) and counted.
 
 use crate::compression::Codec;
-use crate::error::{DecodeError, RemoteFailure, truncate};
+use crate::error::{DecodeError, RemoteFailure};
 use crate::subject::validate_name;
-use async_nats::{HeaderMap, HeaderName, HeaderValue};
+use crate::wire::Reader;
+use bytes::Bytes;
 use std::sync::Arc;
 
-/// Header carrying the type name.
-pub const HEADER_TYPE: &str = "Agentry-Type";
-/// Header carrying the type version.
-pub const HEADER_VERSION: &str = "Agentry-Version";
-/// Header carrying the codec.
-pub const HEADER_CODEC: &str = "Agentry-Codec";
-/// Header carrying the correlation id.
-pub const HEADER_CORR: &str = "Agentry-Corr";
-/// Header carrying a request's failure.
-pub const HEADER_ERROR: &str = "Agentry-Error";
-/// Header carrying a delivery receipt request.
-pub const HEADER_RECEIPT: &str = "Agentry-Receipt";
+/// The first byte of every NATS message an Agentry gateway publishes: the wire format's
+/// version.
+pub const WIRE_VERSION: u8 = 2;
 
-const H_TYPE: HeaderName = HeaderName::from_static(HEADER_TYPE);
-const H_VERSION: HeaderName = HeaderName::from_static(HEADER_VERSION);
-const H_CODEC: HeaderName = HeaderName::from_static(HEADER_CODEC);
-const H_CORR: HeaderName = HeaderName::from_static(HEADER_CORR);
-const H_ERROR: HeaderName = HeaderName::from_static(HEADER_ERROR);
-const H_RECEIPT: HeaderName = HeaderName::from_static(HEADER_RECEIPT);
+const F_TAG: u8 = 1;
+const F_CORR: u8 = 2;
+const F_FAILURE: u8 = 4;
+const F_RECEIPT: u8 = 8;
 
 /// A message type's wire identity: its registered name and version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -114,74 +124,142 @@ impl Envelope {
         }
     }
 
-    /// Writes the envelope as NATS headers.
-    pub fn to_headers(&self) -> HeaderMap {
-        let mut h = HeaderMap::new();
+    /// Appends the envelope's binary form (see the module's wire format).
+    pub fn encode(&self, buf: &mut Vec<u8>) {
+        let mut flags = 0;
+        for (present, bit) in [
+            (self.tag.is_some(), F_TAG),
+            (self.corr.is_some(), F_CORR),
+            (self.failure.is_some(), F_FAILURE),
+            (self.receipt.is_some(), F_RECEIPT),
+        ] {
+            if present {
+                flags |= bit;
+            }
+        }
+        buf.push(flags);
         if let Some(tag) = &self.tag {
-            // invariant: registered names are validated ([A-Za-z0-9_-.]), so no CR/LF.
-            h.insert(H_TYPE, HeaderValue::from(tag.name.to_string()));
-            h.insert(H_VERSION, HeaderValue::from(tag.version));
-            h.insert(H_CODEC, HeaderValue::from(codec_str(self.codec)));
+            put_name(buf, &tag.name);
+            buf.extend_from_slice(&tag.version.to_be_bytes());
+            match self.codec {
+                Codec::Postcard => buf.push(0),
+                Codec::PostcardZstd => buf.push(1),
+                Codec::PostcardZstdDict(id) => {
+                    buf.push(2);
+                    buf.extend_from_slice(&id.to_be_bytes());
+                }
+            }
         }
         if let Some(corr) = self.corr {
-            h.insert(H_CORR, HeaderValue::from(corr));
+            buf.extend_from_slice(&corr.to_be_bytes());
         }
         if let Some(f) = self.failure {
-            h.insert(H_ERROR, HeaderValue::from(f.code().to_owned()));
+            buf.push(f.byte());
         }
         if let Some(r) = &self.receipt {
-            // invariant: gateway ids are base-32 tokens, so no CR/LF.
-            h.insert(
-                H_RECEIPT,
-                HeaderValue::from(format!("{} {} {}", r.from, r.seq, r.low)),
-            );
+            put_name(buf, &r.from);
+            buf.extend_from_slice(&r.seq.to_be_bytes());
+            buf.extend_from_slice(&r.low.to_be_bytes());
         }
-        h
     }
 
-    /// Reads an envelope from NATS headers.
-    pub fn from_headers(h: &HeaderMap) -> Result<Envelope, DecodeError> {
-        let get = |name: &HeaderName| h.get(name.clone()).map(HeaderValue::as_str);
-        let mut envelope = Envelope::from_fields(
-            get(&H_TYPE),
-            get(&H_VERSION),
-            get(&H_CODEC),
-            get(&H_CORR),
-            get(&H_ERROR),
-        )?;
-        envelope.receipt = get(&H_RECEIPT).map(parse_receipt).transpose()?;
+    /// Reads an envelope off the front of `bytes`; returns it and the bytes after it (the
+    /// body).
+    pub fn decode(bytes: &[u8]) -> Result<(Envelope, &[u8]), DecodeError> {
+        let mut r = Reader::new(bytes);
+        let envelope = Envelope::read(&mut r)?;
+        Ok((envelope, r.rest()))
+    }
+
+    /// The payload of a NATS message: [`WIRE_VERSION`], the envelope, then `body`.
+    pub fn to_nats_payload(&self, body: &[u8]) -> Bytes {
+        let mut buf = Vec::with_capacity(ENVELOPE_ROOM + body.len());
+        buf.push(WIRE_VERSION);
+        self.encode(&mut buf);
+        buf.extend_from_slice(body);
+        Bytes::from(buf)
+    }
+
+    /// Splits a NATS message's payload into its envelope and its body (a slice of `payload`,
+    /// not a copy).
+    pub fn from_nats_payload(payload: &Bytes) -> Result<(Envelope, Bytes), DecodeError> {
+        match payload.first() {
+            Some(&WIRE_VERSION) => {}
+            Some(v) => {
+                return Err(DecodeError::malformed(
+                    "wire version",
+                    format!("{v} (this gateway speaks {WIRE_VERSION})"),
+                ));
+            }
+            None => return Err(DecodeError::malformed("wire version", "an empty payload")),
+        }
+        let (envelope, body) = Envelope::decode(&payload[1..])?;
+        let body = payload.slice(payload.len() - body.len()..);
+        Ok((envelope, body))
+    }
+
+    /// Reads an envelope (the link's frames read it in place).
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Envelope, DecodeError> {
+        let flags = r.u8("envelope flags")?;
+        if flags & !(F_TAG | F_CORR | F_FAILURE | F_RECEIPT) != 0 {
+            return Err(DecodeError::malformed(
+                "envelope",
+                format!("flags {flags:#x}"),
+            ));
+        }
+        let tag_and_codec = if flags & F_TAG != 0 {
+            let name = r.str_u8("type name")?;
+            let tag = parse_tag(name, r.u32("version")?)?;
+            let codec = match r.u8("codec")? {
+                0 => Codec::Postcard,
+                1 => Codec::PostcardZstd,
+                2 => Codec::PostcardZstdDict(r.u32("dictionary id")?),
+                c => return Err(DecodeError::malformed("codec", format!("code {c}"))),
+            };
+            Some((tag, codec))
+        } else {
+            None
+        };
+        let corr = if flags & F_CORR != 0 {
+            Some(r.u64("correlation id")?)
+        } else {
+            None
+        };
+        let failure = if flags & F_FAILURE != 0 {
+            let b = r.u8("failure")?;
+            Some(
+                RemoteFailure::from_byte(b)
+                    .ok_or_else(|| DecodeError::malformed("failure", format!("code {b}")))?,
+            )
+        } else {
+            None
+        };
+        let receipt = if flags & F_RECEIPT != 0 {
+            Some(read_receipt(r)?)
+        } else {
+            None
+        };
+        let mut envelope = match (failure, tag_and_codec) {
+            (Some(f), None) => Envelope::failure(corr, f),
+            (None, Some((tag, codec))) => Envelope::message(tag, codec, corr),
+            (Some(_), Some(_)) => {
+                return Err(DecodeError::malformed("envelope", "a failure with a type"));
+            }
+            (None, None) => return Err(DecodeError::MissingField("type")),
+        };
+        envelope.receipt = receipt;
         Ok(envelope)
     }
+}
 
-    /// Reads an envelope from its textual fields (the header values).
-    pub fn from_fields(
-        type_name: Option<&str>,
-        version: Option<&str>,
-        codec: Option<&str>,
-        corr: Option<&str>,
-        error: Option<&str>,
-    ) -> Result<Envelope, DecodeError> {
-        let corr = corr.map(|c| parse_u64("correlation id", c)).transpose()?;
-        let failure = error
-            .map(|e| {
-                RemoteFailure::from_code(e)
-                    .ok_or_else(|| DecodeError::malformed("failure code", truncate(e, 40)))
-            })
-            .transpose()?;
-        if let Some(f) = failure {
-            return Ok(Envelope::failure(corr, f));
-        }
-        let name = type_name.ok_or(DecodeError::MissingField(HEADER_TYPE))?;
-        let version = version.ok_or(DecodeError::MissingField(HEADER_VERSION))?;
-        let codec = codec.ok_or(DecodeError::MissingField(HEADER_CODEC))?;
-        Ok(Envelope {
-            tag: Some(parse_tag(name, parse_version(version)?)?),
-            codec: parse_codec(codec)?,
-            corr,
-            failure: None,
-            receipt: None,
-        })
-    }
+/// Room reserved ahead of a body for the version byte and a typical envelope.
+const ENVELOPE_ROOM: usize = 64;
+
+fn put_name(buf: &mut Vec<u8>, name: &str) {
+    // invariant: type names and gateway ids are validated names of at most MAX_NAME_LEN
+    // (128) bytes.
+    buf.push(u8::try_from(name.len()).expect("invariant: names are at most 128 bytes"));
+    buf.extend_from_slice(name.as_bytes());
 }
 
 pub(crate) fn parse_tag(name: &str, version: u32) -> Result<TypeTag, DecodeError> {
@@ -192,65 +270,24 @@ pub(crate) fn parse_tag(name: &str, version: u32) -> Result<TypeTag, DecodeError
     })
 }
 
-/// Reads `<gateway-id> <seq> <low>` (`low <= seq + 1`: a sender never confirms ahead of
-/// what it sent).
-fn parse_receipt(s: &str) -> Result<Receipt, DecodeError> {
-    let bad = || DecodeError::malformed("receipt", truncate(s, 60));
-    let mut parts = s.split(' ');
-    let (Some(from), Some(seq), Some(low), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad());
-    };
-    crate::subject::validate_token(from).map_err(|_| bad())?;
-    let seq = parse_u64("receipt sequence", seq)?;
-    let low = parse_u64("receipt floor", low)?;
+/// Reads `from seq low` (`low <= seq + 1`: a sender never confirms ahead of what it sent).
+fn read_receipt(r: &mut Reader<'_>) -> Result<Receipt, DecodeError> {
+    let from = r.str_u8("receipt sender")?;
+    crate::subject::validate_token(from)
+        .map_err(|e| DecodeError::malformed("receipt sender", e))?;
+    let seq = r.u64("receipt sequence")?;
+    let low = r.u64("receipt floor")?;
     if low > seq.saturating_add(1) {
-        return Err(bad());
+        return Err(DecodeError::malformed(
+            "receipt",
+            format!("floor {low} above sequence {seq} + 1"),
+        ));
     }
     Ok(Receipt {
         from: from.into(),
         seq,
         low,
     })
-}
-
-fn parse_u64(what: &'static str, s: &str) -> Result<u64, DecodeError> {
-    // `u64::from_str` accepts a leading `+`; the wire form is plain digits.
-    if s.is_empty() || s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(DecodeError::malformed(what, truncate(s, 40)));
-    }
-    s.parse()
-        .map_err(|_| DecodeError::malformed(what, truncate(s, 40)))
-}
-
-fn parse_version(s: &str) -> Result<u32, DecodeError> {
-    let v = parse_u64("version", s)?;
-    u32::try_from(v).map_err(|_| DecodeError::malformed("version", s))
-}
-
-/// The header form of a codec.
-pub fn codec_str(codec: Codec) -> String {
-    match codec {
-        Codec::Postcard => "postcard".to_owned(),
-        Codec::PostcardZstd => "postcard+zstd".to_owned(),
-        Codec::PostcardZstdDict(id) => format!("postcard+zstd;dict={id}"),
-    }
-}
-
-fn parse_codec(s: &str) -> Result<Codec, DecodeError> {
-    match s {
-        "postcard" => Ok(Codec::Postcard),
-        "postcard+zstd" => Ok(Codec::PostcardZstd),
-        _ => {
-            let id = s
-                .strip_prefix("postcard+zstd;dict=")
-                .ok_or_else(|| DecodeError::malformed("codec", truncate(s, 40)))?;
-            let id = parse_u64("dictionary id", id)?;
-            let id = u32::try_from(id).map_err(|_| DecodeError::malformed("dictionary id", id))?;
-            Ok(Codec::PostcardZstdDict(id))
-        }
-    }
 }
 
 #[cfg(test)]

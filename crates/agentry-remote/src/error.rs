@@ -202,8 +202,8 @@ pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
     }
 }
 
-/// What the serving side of a request reports back instead of a reply. It travels in the
-/// `Agentry-Error` header (NATS) or the frame's error byte (link).
+/// What the serving side of a request reports back instead of a reply. It travels as the
+/// envelope's failure byte (see [`crate::envelope`]).
 #[derive(Debug, Error, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RemoteFailure {
@@ -240,26 +240,7 @@ pub enum RemoteFailure {
 }
 
 impl RemoteFailure {
-    /// The wire code.
-    pub(crate) fn code(self) -> &'static str {
-        match self {
-            RemoteFailure::NoRoute => "no-route",
-            RemoteFailure::NoHandler => "no-handler",
-            RemoteFailure::AgentGone => "agent-gone",
-            RemoteFailure::Overloaded => "overloaded",
-            RemoteFailure::HandlerPanicked => "handler-panicked",
-            RemoteFailure::NoReply => "no-reply",
-            RemoteFailure::Timeout => "timeout",
-            RemoteFailure::Shutdown => "shutdown",
-            RemoteFailure::Rejected(RejectKind::UnknownType) => "rejected-unknown-type",
-            RemoteFailure::Rejected(RejectKind::WrongVersion) => "rejected-wrong-version",
-            RemoteFailure::Rejected(RejectKind::Malformed) => "rejected-malformed",
-            RemoteFailure::Rejected(RejectKind::Oversized) => "rejected-oversized",
-            RemoteFailure::ReplyEncode => "reply-encode",
-        }
-    }
-
-    /// All failures, for the wire code table.
+    /// All failures, in the order of their wire bytes (1, 2, …; see `crate::envelope`).
     pub(crate) const ALL: [RemoteFailure; 13] = [
         RemoteFailure::NoRoute,
         RemoteFailure::NoHandler,
@@ -276,11 +257,7 @@ impl RemoteFailure {
         RemoteFailure::ReplyEncode,
     ];
 
-    pub(crate) fn from_code(code: &str) -> Option<RemoteFailure> {
-        RemoteFailure::ALL.into_iter().find(|f| f.code() == code)
-    }
-
-    /// The byte that stands for this failure in a link frame.
+    /// The byte that stands for this failure in an envelope.
     pub(crate) fn byte(self) -> u8 {
         let i = RemoteFailure::ALL
             .iter()

@@ -577,7 +577,7 @@ impl GatewayBuilder {
     }
 
     /// The largest payload sent or accepted, compressed or decompressed (default 1 MiB;
-    /// NATS lowers it to the server's `max_payload` less room for headers).
+    /// NATS lowers it to the server's `max_payload` less room for the envelope).
     pub fn max_payload(&mut self, bytes: usize) -> &mut Self {
         self.max_payload = bytes;
         self

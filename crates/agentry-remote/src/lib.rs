@@ -73,7 +73,8 @@
 //!   [`DurableSubscription`], the agent handling [`Durable<T>`] as a request whose reply is
 //!   the ack; [`DurableOptions`]; [`DurableError`].
 //! - [`subject`]: names and the subject scheme; [`envelope`]: the envelope fields and
-//!   their NATS headers (with the [`Receipt`] of a plain message); [`frame`]: the link's frames; [`Compression`].
+//!   their binary wire format, the same in a NATS payload and a link frame (with the
+//!   [`Receipt`] of a plain message); [`frame`]: the link's frames; [`Compression`].
 //! - Errors: [`SendError`] (gives the message back), [`RequestError`], [`RemoteFailure`]
 //!   (the server's side of a failed request), [`DecodeError`] (why input was rejected),
 //!   [`SubscribeError`], [`StartError`], [`RegistryError`], [`NameError`], [`FlushError`].
@@ -135,6 +136,7 @@ mod remote_mbox;
 mod request;
 mod stats;
 pub mod subject;
+mod wire;
 
 pub use crate::{
     compression::{Codec, Compression, train_dictionary},

@@ -4,9 +4,9 @@
 //! # Ground rules
 //!
 //! - The runtime (default one worker thread) runs: the connection (async-nats' handler),
-//!   the **writer** task (takes envelopes from the core's buffer, builds headers,
-//!   publishes), one task per **subscription** (parses headers, dispatches through the
-//!   core), the **reply** task (one wildcard subscription for all of this gateway's
+//!   the **writer** task (takes envelopes from the core's buffer, writes each with its body
+//!   into one payload, publishes), one task per **subscription** (splits the payload into
+//!   envelope and body, dispatches through the core), the **reply** task (one wildcard subscription for all of this gateway's
 //!   requests) and the client's event callback.
 //! - The writer publishes only while the client reports *connected*; meanwhile envelopes
 //!   stay in the core's bounded buffer under its overflow policy. (async-nats would also
@@ -28,11 +28,12 @@ use crate::backoff::backoff;
 use crate::core::outbound::OutMsg;
 use crate::core::routes::RouteTable;
 use crate::core::{Core, Transport};
-use crate::envelope::{Envelope, HEADER_TYPE};
+use crate::envelope::Envelope;
 use crate::error::{DecodeError, FlushError, StartError, SubscribeError};
 use crate::stats::inc;
 use crate::subject::CONFIRMATION_TOKEN;
 use async_nats::{Client, ConnectOptions, Event, StatusCode};
+use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -67,8 +68,9 @@ impl Default for NatsOptions {
 
 /// Envelopes the writer takes per batch.
 const BATCH: usize = 256;
-/// Room left for headers below the server's `max_payload`.
-const HEADER_ROOM: usize = 1024;
+/// Room left for the version byte and the envelope below the server's `max_payload` (an
+/// envelope is at most ~300 bytes).
+const ENVELOPE_ALLOWANCE: usize = 1024;
 
 pub(crate) struct NatsShared {
     core: Arc<Core>,
@@ -187,7 +189,7 @@ impl NatsShared {
         if let Some(info) = client.try_server_info()
             && info.max_payload > 0
         {
-            core.limit_max_payload(info.max_payload.saturating_sub(HEADER_ROOM));
+            core.limit_max_payload(info.max_payload.saturating_sub(ENVELOPE_ALLOWANCE));
         }
         let shared = Arc::new(NatsShared {
             core: Arc::clone(&core),
@@ -280,23 +282,14 @@ impl NatsShared {
 
     /// Hands one envelope to the client (counted as sent, or as failed).
     async fn publish(&self, m: OutMsg) {
-        let headers = m.envelope.to_headers();
+        let payload = m.nats_payload();
         let sent = match &m.reply {
             Some(reply) => {
                 self.client
-                    .publish_with_reply_and_headers(
-                        m.subject.clone(),
-                        reply.clone(),
-                        headers,
-                        m.payload.clone(),
-                    )
+                    .publish_with_reply(m.subject.clone(), reply.clone(), payload)
                     .await
             }
-            None => {
-                self.client
-                    .publish_with_headers(m.subject.clone(), headers, m.payload.clone())
-                    .await
-            }
+            None => self.client.publish(m.subject.clone(), payload).await,
         };
         match sent {
             Ok(()) => self.core.count_sent(m.kind),
@@ -480,21 +473,16 @@ impl Transport for Handoff {
 fn publish_now(client: &Client, m: &OutMsg) -> bool {
     use std::future::Future;
     use std::task::{Context, Poll, Waker};
-    let headers = m.envelope.to_headers();
+    let payload = m.nats_payload();
     let mut cx = Context::from_waker(Waker::noop());
     let done = match &m.reply {
         Some(reply) => {
-            let f = client.publish_with_reply_and_headers(
-                m.subject.clone(),
-                reply.clone(),
-                headers,
-                m.payload.clone(),
-            );
+            let f = client.publish_with_reply(m.subject.clone(), reply.clone(), payload);
             let mut f = std::pin::pin!(f);
             f.as_mut().poll(&mut cx)
         }
         None => {
-            let f = client.publish_with_headers(m.subject.clone(), headers, m.payload.clone());
+            let f = client.publish(m.subject.clone(), payload);
             let mut f = std::pin::pin!(f);
             f.as_mut().poll(&mut cx)
         }
@@ -549,17 +537,22 @@ async fn sub_loop(core: Arc<Core>, table: Arc<RouteTable>, mut sub: async_nats::
         };
         let Some(msg) = next else { break };
         unconfirmed += 1;
-        let envelope = match &msg.headers {
-            Some(h) => Envelope::from_headers(h),
-            None => Err(DecodeError::MissingField(HEADER_TYPE)),
-        };
+        let (envelope, body) = split_payload(&msg.payload);
         core.dispatch(
             &table,
             msg.subject.as_str(),
             msg.reply.as_ref().map(|r| r.as_str()),
             envelope,
-            &msg.payload,
+            &body,
         );
+    }
+}
+
+/// A received payload's envelope (or why it has none) and its body.
+fn split_payload(payload: &Bytes) -> (Result<Envelope, DecodeError>, Bytes) {
+    match Envelope::from_nats_payload(payload) {
+        Ok((envelope, body)) => (Ok(envelope), body),
+        Err(e) => (Err(e), Bytes::new()),
     }
 }
 
@@ -579,14 +572,11 @@ async fn reply_loop(core: Arc<Core>, barriers: Arc<Barriers>, mut sub: async_nat
             continue;
         }
         let no_responders = msg.status == Some(StatusCode::NO_RESPONDERS);
-        let envelope = if no_responders {
-            Err(DecodeError::MissingField(HEADER_TYPE))
+        let (envelope, body) = if no_responders {
+            (Err(DecodeError::MissingField("type")), Bytes::new())
         } else {
-            match &msg.headers {
-                Some(h) => Envelope::from_headers(h),
-                None => Err(DecodeError::MissingField(HEADER_TYPE)),
-            }
+            split_payload(&msg.payload)
         };
-        core.dispatch_reply(msg.subject.as_str(), no_responders, envelope, msg.payload);
+        core.dispatch_reply(msg.subject.as_str(), no_responders, envelope, body);
     }
 }

@@ -4,25 +4,41 @@
 
 mod common;
 
-use agentry_remote::{DecodeError, Gateway, RemoteEvent, envelope};
-use async_nats::HeaderMap;
+use agentry_remote::envelope::{Envelope, WIRE_VERSION};
+use agentry_remote::{DecodeError, Gateway, RejectKind, RemoteEvent, RemoteFailure};
 use common::*;
 use futures_util::StreamExt;
 
-fn headers(fields: &[(&str, &str)]) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    for (k, v) in fields {
-        h.insert(*k, *v);
+const POSTCARD: &[u8] = &[0];
+const ZSTD: &[u8] = &[1];
+
+/// A NATS payload written by hand, byte by byte, as a foreign client would (the wire format
+/// in `agentry_remote::envelope`): version, envelope flags, type name, version, codec,
+/// [receipt], body.
+fn message(
+    name: &str,
+    version: u32,
+    codec: &[u8],
+    receipt: Option<(&str, u64, u64)>,
+    body: &[u8],
+) -> Vec<u8> {
+    let flags = if receipt.is_some() { 1 | 8 } else { 1 };
+    let mut p = vec![WIRE_VERSION, flags, name.len() as u8];
+    p.extend_from_slice(name.as_bytes());
+    p.extend_from_slice(&version.to_be_bytes());
+    p.extend_from_slice(codec);
+    if let Some((from, seq, low)) = receipt {
+        p.push(from.len() as u8);
+        p.extend_from_slice(from.as_bytes());
+        p.extend_from_slice(&seq.to_be_bytes());
+        p.extend_from_slice(&low.to_be_bytes());
     }
-    h
+    p.extend_from_slice(body);
+    p
 }
 
-fn ping_headers(version: &str, codec: &str) -> HeaderMap {
-    headers(&[
-        (envelope::HEADER_TYPE, "test.Ping"),
-        (envelope::HEADER_VERSION, version),
-        (envelope::HEADER_CODEC, codec),
-    ])
+fn ping(codec: &[u8], body: &[u8]) -> Vec<u8> {
+    message("test.Ping", 1, codec, None, body)
 }
 
 #[test]
@@ -53,44 +69,28 @@ fn bad_input_is_rejected_counted_and_answered() {
     let subject = "bad.v1.m.in";
     let good = [7u8]; // postcard of Ping(7)
     let bomb = zstd::bulk::compress(&vec![0u8; 100_000], 1).expect("zstd");
-    let cases: Vec<(HeaderMap, Vec<u8>)> = vec![
-        (HeaderMap::new(), good.to_vec()), // no envelope
-        (
-            headers(&[
-                (envelope::HEADER_TYPE, "nope.X"),
-                (envelope::HEADER_VERSION, "1"),
-                (envelope::HEADER_CODEC, "postcard"),
-            ]),
-            good.to_vec(),
-        ), // unknown type
-        (ping_headers("2", "postcard"), good.to_vec()), // wrong version
-        (ping_headers("abc", "postcard"), good.to_vec()), // malformed version
-        (ping_headers("1", "gzip"), good.to_vec()), // unknown codec
-        (ping_headers("1", "postcard"), vec![0xff; 6]), // bad varint
-        (ping_headers("1", "postcard"), vec![7, 0]), // trailing byte
-        (ping_headers("1", "postcard"), vec![]), // truncated
-        (ping_headers("1", "postcard"), vec![1; 2000]), // oversized
-        (ping_headers("1", "postcard+zstd"), vec![1, 2, 3, 4, 5]), // corrupt zstd
-        (ping_headers("1", "postcard+zstd;dict=42"), good.to_vec()), // unknown dictionary
-        (ping_headers("1", "postcard+zstd"), bomb), // decompression bomb
-        (headers(&[(envelope::HEADER_ERROR, "no-reply")]), vec![]), // a failure on a message subject
-        (
-            headers(&[
-                (envelope::HEADER_TYPE, "test.Pong"),
-                (envelope::HEADER_VERSION, "1"),
-                (envelope::HEADER_CODEC, "postcard"),
-            ]),
-            good.to_vec(),
-        ), // registered, not routed here
+    let cases: Vec<Vec<u8>> = vec![
+        good.to_vec(),                                  // no envelope (no wire version)
+        message("nope.X", 1, POSTCARD, None, &good),    // unknown type
+        message("test.Ping", 2, POSTCARD, None, &good), // wrong version
+        ping(POSTCARD, &good)[..5].to_vec(),            // truncated envelope
+        ping(&[9], &good),                              // unknown codec
+        ping(POSTCARD, &[0xff; 6]),                     // bad varint
+        ping(POSTCARD, &[7, 0]),                        // trailing byte
+        ping(POSTCARD, &[]),                            // truncated body
+        ping(POSTCARD, &[1; 2000]),                     // oversized
+        ping(ZSTD, &[1, 2, 3, 4, 5]),                   // corrupt zstd
+        ping(&[2, 0, 0, 0, 42], &good),                 // unknown dictionary
+        ping(ZSTD, &bomb),                              // decompression bomb
+        vec![WIRE_VERSION, 4, 6],                       // a failure on a message subject
+        message("test.Pong", 1, POSTCARD, None, &good), // registered, not routed here
     ];
     let n = cases.len();
     rt.block_on(async {
-        for (h, p) in cases {
-            raw.publish_with_headers(subject, h, p.into())
-                .await
-                .expect("published");
+        for p in cases {
+            raw.publish(subject, p.into()).await.expect("published");
         }
-        raw.publish_with_headers(subject, ping_headers("1", "postcard"), good.to_vec().into())
+        raw.publish(subject, ping(POSTCARD, &good).into())
             .await
             .expect("published");
         raw.flush().await.expect("flushed");
@@ -125,51 +125,27 @@ fn bad_input_is_rejected_counted_and_answered() {
     )));
 
     // A bad request is answered with a typed failure, not left to time out.
-    let answers: Vec<Option<String>> = rt.block_on(async {
+    let answers: Vec<Option<RemoteFailure>> = rt.block_on(async {
         let mut out = Vec::new();
-        for (h, p) in [
-            (
-                headers(&[
-                    (envelope::HEADER_TYPE, "nope.X"),
-                    (envelope::HEADER_VERSION, "1"),
-                    (envelope::HEADER_CODEC, "postcard"),
-                ]),
-                vec![1],
-            ),
-            (
-                headers(&[
-                    (envelope::HEADER_TYPE, "calc.Add"),
-                    (envelope::HEADER_VERSION, "1"),
-                    (envelope::HEADER_CODEC, "postcard"),
-                ]),
-                vec![0xff],
-            ),
-            (
-                headers(&[
-                    (envelope::HEADER_TYPE, "calc.Add"),
-                    (envelope::HEADER_VERSION, "1"),
-                    (envelope::HEADER_CODEC, "postcard"),
-                ]),
-                vec![4, 6],
-            ),
+        for p in [
+            message("nope.X", 1, POSTCARD, None, &[1]),
+            message("calc.Add", 1, POSTCARD, None, &[0xff]),
+            message("calc.Add", 1, POSTCARD, None, &[4, 6]),
         ] {
             let reply = raw
-                .request_with_headers("bad.v1.s.calc", h, p.into())
+                .request("bad.v1.s.calc", p.into())
                 .await
                 .expect("answered");
-            out.push(
-                reply
-                    .headers
-                    .and_then(|h| h.get(envelope::HEADER_ERROR).map(|v| v.to_string())),
-            );
+            let (envelope, _) = Envelope::from_nats_payload(&reply.payload).expect("an envelope");
+            out.push(envelope.failure);
         }
         out
     });
     assert_eq!(
         answers,
         vec![
-            Some("rejected-unknown-type".into()),
-            Some("rejected-malformed".into()),
+            Some(RemoteFailure::Rejected(RejectKind::UnknownType)),
+            Some(RemoteFailure::Rejected(RejectKind::Malformed)),
             None
         ]
     );
@@ -199,19 +175,13 @@ fn receipts_from_any_client_are_checked_deduplicated_and_confirmed() {
     let mut confirmations = rt
         .block_on(raw.subscribe("bad.v1.r.zzzz.a"))
         .expect("subscribed");
-    let with_receipt = |receipt: &str| {
-        let mut h = ping_headers("1", "postcard");
-        h.insert(envelope::HEADER_RECEIPT, receipt);
-        h
-    };
+    let with_receipt =
+        |seq: u64, low: u64| message("test.Ping", 1, POSTCARD, Some(("zzzz", seq, low)), &[7]);
     rt.block_on(async {
-        // A foreign sender "zzzz" sends its message 5 twice, then a bad receipt.
-        for h in [
-            with_receipt("zzzz 5 0"),
-            with_receipt("zzzz 5 0"),
-            with_receipt("zzzz 6 9"),
-        ] {
-            raw.publish_with_headers("bad.v1.m.in", h, vec![7u8].into())
+        // A foreign sender "zzzz" sends its message 5 twice, then a bad receipt (its floor
+        // above its sequence).
+        for p in [with_receipt(5, 0), with_receipt(5, 0), with_receipt(6, 9)] {
+            raw.publish("bad.v1.m.in", p.into())
                 .await
                 .expect("published");
         }
@@ -245,16 +215,8 @@ fn receipts_from_any_client_are_checked_deduplicated_and_confirmed() {
         .block_on(async { tokio::time::timeout(WAIT, probe.next()).await })
         .expect("the probe within the wait")
         .expect("subscription open");
-    let receipt = sent
-        .headers
-        .as_ref()
-        .and_then(|h| h.get(envelope::HEADER_RECEIPT).map(|v| v.to_string()))
-        .expect("a receipt header");
-    let gateway_id = receipt
-        .split(' ')
-        .next()
-        .expect("the sender's id")
-        .to_owned();
+    let (envelope, _) = Envelope::from_nats_payload(&sent.payload).expect("an envelope");
+    let gateway_id = envelope.receipt.expect("a receipt").from;
     let before = gw.stats().rejected_malformed;
     rt.block_on(async {
         raw.publish(format!("bad.v1.r.{gateway_id}.a"), vec![1u8; 11].into())

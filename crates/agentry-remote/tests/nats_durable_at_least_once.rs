@@ -329,24 +329,23 @@ fn a_stream_message_that_does_not_decode_is_terminated_not_redelivered() {
         let _runtime = rt.enter();
         async_nats::jetstream::new(client)
     };
-    let ping = |version: &str| {
-        let mut h = async_nats::HeaderMap::new();
-        h.insert(agentry_remote::envelope::HEADER_TYPE, "test.Ping");
-        h.insert(agentry_remote::envelope::HEADER_VERSION, version);
-        h.insert(agentry_remote::envelope::HEADER_CODEC, "postcard");
-        h
+    let payload = |name: &str, version: u32, body: &[u8]| {
+        let tag = agentry_remote::TypeTag {
+            name: name.into(),
+            version,
+        };
+        agentry_remote::Envelope::message(tag, agentry_remote::Codec::Postcard, None)
+            .to_nats_payload(body)
     };
-    let mut pong = ping("1");
-    pong.insert(agentry_remote::envelope::HEADER_TYPE, "test.Pong");
-    let cases: Vec<(async_nats::HeaderMap, Vec<u8>)> = vec![
-        (async_nats::HeaderMap::new(), vec![7]), // no envelope
-        (pong, vec![7]),                         // another registered type
-        (ping("1"), vec![0xff; 6]),              // a payload that does not decode
-        (ping("9"), vec![7]),                    // a version not registered
+    let cases: Vec<bytes::Bytes> = vec![
+        bytes::Bytes::from_static(&[7]),     // no envelope
+        payload("test.Pong", 1, &[7]),       // another registered type
+        payload("test.Ping", 1, &[0xff; 6]), // a payload that does not decode
+        payload("test.Ping", 9, &[7]),       // a version not registered
     ];
     rt.block_on(async {
-        for (headers, payload) in cases {
-            js.publish_with_headers("dur.v1.d.bad", headers, payload.into())
+        for payload in cases {
+            js.publish("dur.v1.d.bad", payload)
                 .await
                 .expect("published")
                 .await

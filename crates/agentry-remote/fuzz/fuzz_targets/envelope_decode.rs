@@ -1,4 +1,4 @@
-//! The envelope decoders never panic: link frames, NATS header fields, and payloads under
+//! The envelope decoders never panic: link frames, NATS message payloads, and payloads under
 //! every codec (postcard, zstd, zstd with a dictionary) into a registered type.
 //!
 //! `cargo +nightly fuzz run envelope_decode` (from `crates/agentry-remote`).
@@ -56,11 +56,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(Frame::Message { envelope, payload, .. }) = Frame::decode(data) {
         let _ = r.decode::<Sample>(&envelope, payload, MAX);
     }
-    // 2. NATS header fields: up to five values separated by 0xff.
-    let mut parts = data.split(|b| *b == 0xff).map(|p| std::str::from_utf8(p).ok());
-    let mut next = || parts.next().flatten();
-    let (t, v, c, k, e) = (next(), next(), next(), next(), next());
-    let _ = Envelope::from_fields(t, v, c, k, e);
+    // 2. A NATS message payload (wire version, envelope, body).
+    if let Ok((envelope, body)) = Envelope::from_nats_payload(&bytes::Bytes::copy_from_slice(data)) {
+        let _ = r.decode::<Sample>(&envelope, &body, MAX);
+    }
     // 3. The bytes as a payload under each codec.
     for codec in [Codec::Postcard, Codec::PostcardZstd, Codec::PostcardZstdDict(1), Codec::PostcardZstdDict(2)] {
         let env = Envelope::message(

@@ -32,6 +32,18 @@ pub(crate) struct OutMsg {
     pub(crate) kind: OutKind,
 }
 
+impl OutMsg {
+    /// The payload of the NATS message: the wire version, the envelope and the body — or,
+    /// for a confirmation (addressed to a gateway's reply subject, read by its receipt
+    /// window), the body alone.
+    pub(crate) fn nats_payload(&self) -> Bytes {
+        match self.kind {
+            OutKind::Confirmation => self.payload.clone(),
+            _ => self.envelope.to_nats_payload(&self.payload),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OutKind {
     Message,

@@ -4,7 +4,7 @@
 
 use super::ledger::{Arrival, Ledger};
 use super::{Durable, DurableOptions, DurableSubscription, Durables};
-use crate::envelope::{Envelope, HEADER_TYPE};
+use crate::envelope::Envelope;
 use crate::error::{DecodeError, DurableError};
 use crate::registry::RemoteMessage;
 use crate::stats::inc;
@@ -174,14 +174,10 @@ async fn arrive<T: RemoteMessage>(
             return;
         }
     }
-    let decoded = match &msg.headers {
-        Some(h) => Envelope::from_headers(h),
-        None => Err(DecodeError::MissingField(HEADER_TYPE)),
-    }
-    .and_then(|env| {
+    let decoded = Envelope::from_nats_payload(&msg.payload).and_then(|(env, body)| {
         d.core
             .registry
-            .decode::<T>(&env, &msg.payload, d.core.max_payload())
+            .decode::<T>(&env, &body, d.core.max_payload())
     });
     let message = match decoded {
         Ok(m) => m,

@@ -273,8 +273,7 @@ pub(crate) async fn run(d: Arc<Durables>, mut q: Queues) {
             continue; // settled by close
         }
         let publish = PublishMessage::build()
-            .payload(job.payload.clone())
-            .headers(job.envelope.to_headers())
+            .payload(job.envelope.to_nats_payload(&job.payload))
             .message_id(&*job.id);
         match d.js.send_publish(job.subject.clone(), publish).await {
             Ok(ack) => {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::RejectKind;
 use proptest::prelude::*;
 
 fn tag(name: &str, version: u32) -> TypeTag {
@@ -8,8 +9,23 @@ fn tag(name: &str, version: u32) -> TypeTag {
     }
 }
 
+fn encoded(env: &Envelope) -> Vec<u8> {
+    let mut buf = Vec::new();
+    env.encode(&mut buf);
+    buf
+}
+
+fn with_receipt(mut env: Envelope) -> Envelope {
+    env.receipt = Some(Receipt {
+        from: "abcdefghijklm".into(),
+        seq: 41,
+        low: 42,
+    });
+    env
+}
+
 #[test]
-fn headers_round_trip() {
+fn envelopes_round_trip_and_leave_the_body() {
     for env in [
         Envelope::message(tag("orders.Created", 1), Codec::Postcard, None),
         Envelope::message(tag("a", 7), Codec::PostcardZstd, Some(42)),
@@ -18,118 +34,138 @@ fn headers_round_trip() {
             Codec::PostcardZstdDict(9),
             Some(u64::MAX),
         ),
+        with_receipt(Envelope::message(tag("a", 1), Codec::Postcard, None)),
         Envelope::failure(Some(3), RemoteFailure::NoHandler),
-        Envelope::failure(
-            None,
-            RemoteFailure::Rejected(crate::RejectKind::WrongVersion),
-        ),
+        Envelope::failure(None, RemoteFailure::Rejected(RejectKind::WrongVersion)),
     ] {
-        let h = env.to_headers();
-        assert_eq!(Envelope::from_headers(&h), Ok(env));
-    }
-}
-
-#[test]
-fn receipts_round_trip_and_bad_ones_are_typed_errors() {
-    let mut env = Envelope::message(tag("a", 1), Codec::Postcard, None);
-    env.receipt = Some(Receipt {
-        from: "abcdefghijklm".into(),
-        seq: 41,
-        low: 42,
-    });
-    assert_eq!(Envelope::from_headers(&env.to_headers()), Ok(env.clone()));
-    for bad in [
-        "",
-        "abc",
-        "abc 1",
-        "abc 1 2 3",
-        "a.b 1 1",
-        "abc x 1",
-        "abc 1 +1",
-        "abc 1 3",
-        "abc  1 1",
-    ] {
-        let mut h = env.to_headers();
-        h.insert(HEADER_RECEIPT, bad);
-        assert!(
-            matches!(
-                Envelope::from_headers(&h),
-                Err(DecodeError::Malformed { .. })
-            ),
-            "{bad:?} accepted"
+        let mut bytes = encoded(&env);
+        bytes.extend_from_slice(b"body");
+        assert_eq!(Envelope::decode(&bytes), Ok((env.clone(), &b"body"[..])));
+        let payload = env.to_nats_payload(b"body");
+        assert_eq!(payload[0], WIRE_VERSION);
+        assert_eq!(
+            Envelope::from_nats_payload(&payload),
+            Ok((env, Bytes::from_static(b"body")))
         );
     }
 }
 
 #[test]
-fn every_failure_code_round_trips() {
-    for f in RemoteFailure::ALL {
-        assert_eq!(RemoteFailure::from_code(f.code()), Some(f));
+fn the_bytes_are_the_documented_ones() {
+    // A foreign client writes these bytes by hand (see the module's wire format).
+    let mut env = Envelope::message(tag("t.P", 2), Codec::PostcardZstdDict(5), Some(7));
+    env.receipt = Some(Receipt {
+        from: "gw".into(),
+        seq: 3,
+        low: 1,
+    });
+    let expected: Vec<u8> = [
+        &[1 | 2 | 8][..],
+        &[3],
+        b"t.P",
+        &2u32.to_be_bytes(),
+        &[2],
+        &5u32.to_be_bytes(),
+        &7u64.to_be_bytes(),
+        &[2],
+        b"gw",
+        &3u64.to_be_bytes(),
+        &1u64.to_be_bytes(),
+    ]
+    .concat();
+    assert_eq!(encoded(&env), expected);
+    assert_eq!(
+        encoded(&Envelope::failure(None, RemoteFailure::AgentGone)),
+        [4, 3]
+    );
+}
+
+#[test]
+fn every_failure_byte_round_trips_in_the_documented_order() {
+    let documented = [
+        RemoteFailure::NoRoute,
+        RemoteFailure::NoHandler,
+        RemoteFailure::AgentGone,
+        RemoteFailure::Overloaded,
+        RemoteFailure::HandlerPanicked,
+        RemoteFailure::NoReply,
+        RemoteFailure::Timeout,
+        RemoteFailure::Shutdown,
+        RemoteFailure::Rejected(RejectKind::UnknownType),
+        RemoteFailure::Rejected(RejectKind::WrongVersion),
+        RemoteFailure::Rejected(RejectKind::Malformed),
+        RemoteFailure::Rejected(RejectKind::Oversized),
+        RemoteFailure::ReplyEncode,
+    ];
+    for (i, f) in documented.into_iter().enumerate() {
+        assert_eq!(usize::from(f.byte()), i + 1, "{f:?}");
         assert_eq!(RemoteFailure::from_byte(f.byte()), Some(f));
     }
     assert_eq!(RemoteFailure::from_byte(0), None);
-    assert_eq!(RemoteFailure::from_byte(200), None);
+    assert_eq!(RemoteFailure::from_byte(14), None);
 }
 
 #[test]
 fn missing_and_malformed_fields_are_typed() {
-    let ok = |t, v, c| Envelope::from_fields(t, v, c, None, None);
+    let malformed = |bytes: &[u8], field: &str| match Envelope::decode(bytes) {
+        Err(DecodeError::Malformed { what, .. }) => assert_eq!(what, field, "{bytes:?}"),
+        other => panic!("{bytes:?}: {other:?}"),
+    };
     assert_eq!(
-        ok(None, Some("1"), Some("postcard")),
-        Err(DecodeError::MissingField(HEADER_TYPE))
+        Envelope::decode(&[0]),
+        Err(DecodeError::MissingField("type"))
     );
-    assert_eq!(
-        ok(Some("a"), None, Some("postcard")),
-        Err(DecodeError::MissingField(HEADER_VERSION))
-    );
-    assert_eq!(
-        ok(Some("a"), Some("1"), None),
-        Err(DecodeError::MissingField(HEADER_CODEC))
-    );
-    for (t, v, c) in [
-        ("a b", "1", "postcard"),
-        ("a", "+1", "postcard"),
-        ("a", "-1", "postcard"),
-        ("a", "4294967296", "postcard"),
-        ("a", "", "postcard"),
-        ("a", "1", "json"),
-        ("a", "1", "postcard+zstd;dict="),
-        ("a", "1", "postcard+zstd;dict=99999999999"),
-    ] {
-        assert!(
-            matches!(
-                ok(Some(t), Some(v), Some(c)),
-                Err(DecodeError::Malformed { .. })
-            ),
-            "{t} {v} {c}"
-        );
+    malformed(&[], "frame");
+    malformed(&[0x10], "envelope");
+    malformed(&[1, 3, b'a', b' ', b'b', 0, 0, 0, 1, 0], "type name");
+    malformed(&[1, 0, 0, 0, 0, 1, 0], "type name");
+    malformed(&[1, 1, b'a', 0, 0, 0, 1, 3], "codec");
+    malformed(&[1, 1, b'a', 0, 0, 0, 1, 2, 0, 0], "frame");
+    malformed(&[1, 1, b'a', 0, 0], "frame");
+    malformed(&[4, 0], "failure");
+    malformed(&[4, 14], "failure");
+    malformed(&[5, 1, b'a', 0, 0, 0, 1, 0, 1], "envelope");
+    malformed(&[2, 0, 0, 0], "frame");
+    let receipt = |from: &[u8], seq: u64, low: u64| {
+        [
+            &[1 | 8, 1, b'a', 0, 0, 0, 1, 0][..],
+            &[from.len() as u8],
+            from,
+            &seq.to_be_bytes(),
+            &low.to_be_bytes(),
+        ]
+        .concat()
+    };
+    assert!(Envelope::decode(&receipt(b"gw", 1, 2)).is_ok());
+    malformed(&receipt(b"gw", 1, 3), "receipt");
+    malformed(&receipt(b"a.b", 1, 1), "receipt sender");
+    malformed(&receipt(b"", 1, 1), "receipt sender");
+    malformed(&receipt(b"g", 1, 1)[..20], "frame");
+}
+
+#[test]
+fn nats_payloads_of_another_version_or_none_are_rejected() {
+    let env = Envelope::message(tag("a", 1), Codec::Postcard, None);
+    let mut payload = env.to_nats_payload(b"x").to_vec();
+    for bad in [Vec::new(), {
+        payload[0] = 1;
+        payload
+    }] {
+        assert!(matches!(
+            Envelope::from_nats_payload(&Bytes::from(bad)),
+            Err(DecodeError::Malformed {
+                what: "wire version",
+                ..
+            })
+        ));
     }
-    assert!(matches!(
-        Envelope::from_fields(Some("a"), Some("1"), Some("postcard"), Some("x"), None),
-        Err(DecodeError::Malformed {
-            what: "correlation id",
-            ..
-        })
-    ));
-    assert!(matches!(
-        Envelope::from_fields(None, None, None, None, Some("bogus")),
-        Err(DecodeError::Malformed {
-            what: "failure code",
-            ..
-        })
-    ));
 }
 
 proptest! {
     #[test]
-    fn arbitrary_fields_never_panic(
-        t in proptest::option::of("\\PC{0,20}"),
-        v in proptest::option::of("\\PC{0,12}"),
-        c in proptest::option::of("\\PC{0,30}"),
-        k in proptest::option::of("\\PC{0,22}"),
-        e in proptest::option::of("\\PC{0,20}"),
-    ) {
-        let _ = Envelope::from_fields(t.as_deref(), v.as_deref(), c.as_deref(), k.as_deref(), e.as_deref());
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..120)) {
+        let _ = Envelope::decode(&bytes);
+        let _ = Envelope::from_nats_payload(&Bytes::from(bytes));
     }
 
     #[test]
@@ -139,9 +175,11 @@ proptest! {
         codec in 0u8..3,
         dict in any::<u32>(),
         corr in proptest::option::of(any::<u64>()),
+        body in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
         let codec = match codec { 0 => Codec::Postcard, 1 => Codec::PostcardZstd, _ => Codec::PostcardZstdDict(dict) };
         let env = Envelope::message(tag(&name, version), codec, corr);
-        prop_assert_eq!(Envelope::from_headers(&env.to_headers()), Ok(env));
+        let payload = env.to_nats_payload(&body);
+        prop_assert_eq!(Envelope::from_nats_payload(&payload), Ok((env, Bytes::from(body))));
     }
 }

@@ -8,31 +8,28 @@
 //! kind 3    Message    flags:u8
 //!                      subject_len:u16 subject
 //!                      [reply_len:u16 reply]            flags bit 0
-//!                      [name_len:u8 name version:u32]   flags bit 3 (type tag)
-//!                      codec:u8 [dictionary:u32]        0 postcard, 1 +zstd, 2 +zstd+dict
-//!                      [corr:u64]                       flags bit 1
-//!                      [failure:u8]                     flags bit 2
+//!                      envelope                         the same bytes as on NATS (crate::envelope)
 //!                      payload (the rest)
 //! ```
 //!
 //! Integers are big endian. Every field is checked: lengths stay inside the frame, strings
 //! are names (see [`crate::subject`]), unknown kinds, flags, codecs and failures are
 //! [`DecodeError`]s. A frame longer than the link's `max_frame` is skipped unread.
+//! Protocol 2 (the envelope block shared with NATS) replaced protocol 1 (the envelope's fields
+//! spread over the frame's flags); the Hello frames of two different protocols end the
+//! connection with an error naming both.
 
-use crate::compression::Codec;
-use crate::envelope::{Envelope, parse_tag};
-use crate::error::{DecodeError, RemoteFailure};
+use crate::envelope::Envelope;
+use crate::error::DecodeError;
+use crate::wire::Reader;
 
 /// Link protocol version (in the Hello frame).
-pub const PROTOCOL: u8 = 1;
+pub const PROTOCOL: u8 = 2;
 const MAGIC: &[u8; 4] = b"AGRL";
 const KIND_HELLO: u8 = 1;
 const KIND_HEARTBEAT: u8 = 2;
 const KIND_MESSAGE: u8 = 3;
 const F_REPLY: u8 = 1;
-const F_CORR: u8 = 2;
-const F_FAILURE: u8 = 4;
-const F_TAG: u8 = 8;
 /// Longest subject in a frame.
 pub const MAX_SUBJECT: usize = 512;
 
@@ -63,44 +60,6 @@ pub enum Frame<'a> {
     },
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        if self.buf.len() < n {
-            return Err(DecodeError::malformed(
-                "frame",
-                format!("truncated {what}: need {n} bytes, have {}", self.buf.len()),
-            ));
-        }
-        let (head, tail) = self.buf.split_at(n);
-        self.buf = tail;
-        Ok(head)
-    }
-    fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
-        Ok(self.take(1, what)?[0])
-    }
-    fn u16(&mut self, what: &'static str) -> Result<u16, DecodeError> {
-        let b = self.take(2, what)?;
-        Ok(u16::from_be_bytes([b[0], b[1]]))
-    }
-    fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_be_bytes(a))
-    }
-    fn str(&mut self, n: usize, what: &'static str) -> Result<&'a str, DecodeError> {
-        std::str::from_utf8(self.take(n, what)?).map_err(|e| DecodeError::malformed(what, e))
-    }
-}
-
 fn check_subject(s: &str, what: &'static str) -> Result<(), DecodeError> {
     if s.len() > MAX_SUBJECT {
         return Err(DecodeError::malformed(what, "too long"));
@@ -111,7 +70,7 @@ fn check_subject(s: &str, what: &'static str) -> Result<(), DecodeError> {
 impl<'a> Frame<'a> {
     /// Decodes a frame body (the bytes after the length prefix).
     pub fn decode(body: &'a [u8]) -> Result<Frame<'a>, DecodeError> {
-        let mut r = Reader { buf: body };
+        let mut r = Reader::new(body);
         let frame = match r.u8("kind")? {
             KIND_HELLO => {
                 if r.take(4, "magic")? != MAGIC {
@@ -135,7 +94,7 @@ impl<'a> Frame<'a> {
             KIND_HEARTBEAT => Frame::Heartbeat,
             KIND_MESSAGE => {
                 let flags = r.u8("flags")?;
-                if flags & !(F_REPLY | F_CORR | F_FAILURE | F_TAG) != 0 {
+                if flags & !F_REPLY != 0 {
                     return Err(DecodeError::malformed("frame", format!("flags {flags:#x}")));
                 }
                 let n = usize::from(r.u16("subject length")?);
@@ -149,44 +108,12 @@ impl<'a> Frame<'a> {
                 } else {
                     None
                 };
-                let tag = if flags & F_TAG != 0 {
-                    let n = usize::from(r.u8("type name length")?);
-                    let name = r.str(n, "type name")?;
-                    let version = r.u32("version")?;
-                    Some(parse_tag(name, version)?)
-                } else {
-                    None
-                };
-                let codec = match r.u8("codec")? {
-                    0 => Codec::Postcard,
-                    1 => Codec::PostcardZstd,
-                    2 => Codec::PostcardZstdDict(r.u32("dictionary id")?),
-                    c => return Err(DecodeError::malformed("codec", format!("code {c}"))),
-                };
-                let corr = if flags & F_CORR != 0 {
-                    Some(r.u64("correlation id")?)
-                } else {
-                    None
-                };
-                let failure =
-                    if flags & F_FAILURE != 0 {
-                        let b = r.u8("failure")?;
-                        Some(RemoteFailure::from_byte(b).ok_or_else(|| {
-                            DecodeError::malformed("failure", format!("code {b}"))
-                        })?)
-                    } else {
-                        None
-                    };
-                let envelope = match (failure, tag) {
-                    (Some(f), _) => Envelope::failure(corr, f),
-                    (None, Some(tag)) => Envelope::message(tag, codec, corr),
-                    (None, None) => return Err(DecodeError::MissingField("type")),
-                };
+                let envelope = Envelope::read(&mut r)?;
                 Frame::Message {
                     subject,
                     reply,
                     envelope,
-                    payload: r.buf,
+                    payload: r.rest(),
                 }
             }
             k => return Err(DecodeError::malformed("frame", format!("kind {k}"))),
@@ -233,44 +160,12 @@ pub fn encode_message(
 ) {
     let start = begin(buf);
     buf.push(KIND_MESSAGE);
-    let mut flags = 0;
-    if reply.is_some() {
-        flags |= F_REPLY;
-    }
-    if envelope.corr.is_some() {
-        flags |= F_CORR;
-    }
-    if envelope.failure.is_some() {
-        flags |= F_FAILURE;
-    }
-    if envelope.tag.is_some() {
-        flags |= F_TAG;
-    }
-    buf.push(flags);
+    buf.push(if reply.is_some() { F_REPLY } else { 0 });
     put_len_prefixed_u16(buf, subject);
     if let Some(r) = reply {
         put_len_prefixed_u16(buf, r);
     }
-    if let Some(tag) = &envelope.tag {
-        // invariant: registered names are at most MAX_NAME_LEN (128) bytes.
-        buf.push(u8::try_from(tag.name.len()).expect("invariant: names are at most 128 bytes"));
-        buf.extend_from_slice(tag.name.as_bytes());
-        buf.extend_from_slice(&tag.version.to_be_bytes());
-    }
-    match envelope.codec {
-        Codec::Postcard => buf.push(0),
-        Codec::PostcardZstd => buf.push(1),
-        Codec::PostcardZstdDict(id) => {
-            buf.push(2);
-            buf.extend_from_slice(&id.to_be_bytes());
-        }
-    }
-    if let Some(c) = envelope.corr {
-        buf.extend_from_slice(&c.to_be_bytes());
-    }
-    if let Some(f) = envelope.failure {
-        buf.push(f.byte());
-    }
+    envelope.encode(buf);
     buf.extend_from_slice(payload);
     finish(buf, start);
 }

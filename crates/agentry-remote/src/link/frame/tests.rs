@@ -1,5 +1,7 @@
 use super::*;
+use crate::compression::Codec;
 use crate::envelope::TypeTag;
+use crate::error::RemoteFailure;
 use proptest::prelude::*;
 
 fn body(buf: &[u8]) -> &[u8] {
@@ -74,8 +76,31 @@ fn bad_frames_are_typed_errors() {
         &[KIND_MESSAGE, 0x80],
         &[KIND_MESSAGE, 0, 0, 5, b'a'],
         &[KIND_MESSAGE, 0, 0, 1, b'a', 0],
-        &[KIND_MESSAGE, F_TAG, 0, 1, b'a', 1, b'T', 0, 0, 0, 1, 7],
-        &[KIND_MESSAGE, F_FAILURE, 0, 1, b'a', 0, 99],
+        // Envelopes: a bad codec, a bad failure, an unknown envelope flag, a failure with a
+        // type, a truncated receipt.
+        &[KIND_MESSAGE, 0, 0, 1, b'a', 1, 1, b'T', 0, 0, 0, 1, 7],
+        &[KIND_MESSAGE, 0, 0, 1, b'a', 4, 99],
+        &[KIND_MESSAGE, 0, 0, 1, b'a', 0x10],
+        &[KIND_MESSAGE, 0, 0, 1, b'a', 5, 1, b'T', 0, 0, 0, 1, 0, 1],
+        &[
+            KIND_MESSAGE,
+            0,
+            0,
+            1,
+            b'a',
+            9,
+            1,
+            b'T',
+            0,
+            0,
+            0,
+            1,
+            0,
+            2,
+            b'g',
+            b'w',
+            0,
+        ],
         &[KIND_MESSAGE, 0, 0, 2, 0xff, 0xfe],
     ];
     for c in cases {
