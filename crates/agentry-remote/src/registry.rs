@@ -29,6 +29,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::any::TypeId;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -58,6 +59,24 @@ struct Inner {
 /// handle; types may be added while gateways run.
 #[derive(Clone, Default)]
 pub struct Registry(Arc<RwLock<Inner>>);
+
+thread_local! {
+    /// The buffer each thread serializes into, kept between messages: one exact-size copy
+    /// per message instead of a growing vector (taken out while in use, so a `Serialize`
+    /// that sends a message of its own gets a fresh one).
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Scratch buffers larger than this are not kept (one huge message must not pin its size).
+const SCRATCH_KEEP: usize = 64 * 1024;
+
+fn recycle(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > SCRATCH_KEEP {
+        return Vec::new();
+    }
+    buf.clear();
+    buf
+}
 
 /// An encoded payload with its envelope.
 pub(crate) struct Encoded {
@@ -215,13 +234,15 @@ impl Registry {
             };
             (entry, (setting, dict))
         };
-        let plain = postcard::to_allocvec(msg).map_err(|e| EncodeFailure::Encode(e.to_string()))?;
+        let scratch = SCRATCH.take();
+        let plain =
+            postcard::to_extend(msg, scratch).map_err(|e| EncodeFailure::Encode(e.to_string()))?;
         let (codec, payload) = match dict {
-            (Compression::Off, _) => (Codec::Postcard, plain),
+            (Compression::Off, _) => (Codec::Postcard, plain.clone()),
             (Compression::Zstd { level, threshold }, _) => {
                 match compression::compress(&plain, level, threshold, None) {
                     Some(c) => (Codec::PostcardZstd, c),
-                    None => (Codec::Postcard, plain),
+                    None => (Codec::Postcard, plain.clone()),
                 }
             }
             (
@@ -231,10 +252,11 @@ impl Registry {
                 Some(d),
             ) => match compression::compress(&plain, level, threshold, Some(&d)) {
                 Some(c) => (Codec::PostcardZstdDict(d.id), c),
-                None => (Codec::Postcard, plain),
+                None => (Codec::Postcard, plain.clone()),
             },
-            (Compression::ZstdDict { .. }, None) => (Codec::Postcard, plain),
+            (Compression::ZstdDict { .. }, None) => (Codec::Postcard, plain.clone()),
         };
+        SCRATCH.set(recycle(plain));
         Ok(Encoded {
             envelope: Envelope::message(entry.tag.clone(), codec, corr),
             payload,

@@ -55,12 +55,32 @@ payload_type!(Dict);
 
 /// `Vec<u8>` as serde bytes (postcard: a length and the raw bytes, not a sequence).
 mod serde_bytes_vec {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::de::Visitor;
+    use serde::{Deserializer, Serializer};
     pub(crate) fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bytes(v)
     }
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        <Vec<u8>>::deserialize(d)
+        d.deserialize_byte_buf(ByteBuf)
+    }
+
+    /// Reads the bytes in one piece (`Vec<u8>`'s own impl reads a sequence, byte by byte).
+    struct ByteBuf;
+
+    impl<'de> Visitor<'de> for ByteBuf {
+        type Value = Vec<u8>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("bytes")
+        }
+
+        fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(v.to_vec())
+        }
+
+        fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+            Ok(v)
+        }
     }
 }
 
