@@ -30,7 +30,30 @@ struct Config {
     nats: Nats,
 }
 
+const USAGE: &str = "usage: remote_rr [--count N] [--k 1,10,…] [--seconds S] \
+[--paths tcp,raw,nats,link] [--codecs plain,zstd,dict] [--workers N] [--nats-url URL]";
+
+/// Options that take a value.
+const OPTIONS: [&str; 7] = [
+    "--count",
+    "--k",
+    "--seconds",
+    "--paths",
+    "--codecs",
+    "--workers",
+    "--nats-url",
+];
+
 fn parse(args: &[String]) -> Result<Config, String> {
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        if !OPTIONS.contains(&a.as_str()) {
+            return Err(format!("unknown argument {a:?}\n{USAGE}"));
+        }
+        if rest.next().is_none() {
+            return Err(format!("{a} needs a value\n{USAGE}"));
+        }
+    }
     let arg = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -94,6 +117,10 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
     }
     match parse(&args)
         .map_err(|e| e.to_string())
