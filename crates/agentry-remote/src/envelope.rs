@@ -25,6 +25,11 @@
 //! receiving gateway to confirm message `seq` of the sending gateway `from`, and says every
 //! message of that sender below `low` is confirmed already (see `core/receipts.rs`).
 //!
+//! A receiver confirms the receipts of a sender `from` by publishing, to
+//! `<namespace>.v1.r.<from>.a`, a payload of ranges `(first:u64 count:u32)*` and nothing else
+//! (no version byte, no envelope); a foreign receiver that does not confirm makes the sender
+//! resend and finally report the messages unconfirmed — turn receipts off for such peers.
+//!
 //! Every field is validated as strictly as it is written: unknown flags, codecs and failures,
 //! names that are not names, a tag beside a failure, a missing tag, truncation and an unknown
 //! wire version are [`DecodeError`]s, never panics. A foreign client speaks Agentry by writing

@@ -194,13 +194,13 @@ fn receipts_from_any_client_are_checked_deduplicated_and_confirmed() {
         (1, 1, 1)
     );
     // Message 5 is confirmed to its sender (each copy; copies in one batch are one range):
-    // ranges of (first u64 LE, count u32 LE) on `<ns>.v1.r.<sender>.a`.
+    // ranges of (first u64, count u32), big endian, on `<ns>.v1.r.<sender>.a`.
     let msg = rt
         .block_on(async { tokio::time::timeout(WAIT, confirmations.next()).await })
         .expect("a confirmation within the wait")
         .expect("subscription open");
-    let mut range = 5u64.to_le_bytes().to_vec();
-    range.extend_from_slice(&1u32.to_le_bytes());
+    let mut range = 5u64.to_be_bytes().to_vec();
+    range.extend_from_slice(&1u32.to_be_bytes());
     assert_eq!(msg.payload.to_vec(), range);
     assert!(eventually(|| len(&seen) == 1));
 

@@ -351,7 +351,8 @@ impl Window {
     }
 }
 
-/// Bytes per confirmed range on the wire: first number (u64 LE), count (u32 LE).
+/// Bytes per confirmed range on the wire: first number (u64), count (u32), big endian like
+/// every integer of the wire format.
 const RANGE_LEN: usize = 12;
 
 /// Encodes confirmed numbers (sorted and deduplicated here) as ranges.
@@ -365,8 +366,8 @@ pub(crate) fn encode_confirmations(mut seqs: Vec<u64>) -> Bytes {
     };
     let mut count: u32 = 1;
     let mut push = |first: u64, count: u32| {
-        out.extend_from_slice(&first.to_le_bytes());
-        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(&first.to_be_bytes());
+        out.extend_from_slice(&count.to_be_bytes());
     };
     for seq in iter {
         if seq == first + u64::from(count) && count < u32::MAX {
@@ -391,8 +392,8 @@ pub(crate) fn decode_confirmations(bytes: &[u8]) -> Result<Vec<(u64, u64)>, Deco
     bytes
         .chunks_exact(RANGE_LEN)
         .map(|c| {
-            let first = u64::from_le_bytes(c[..8].try_into().unwrap_or_default());
-            let count = u32::from_le_bytes(c[8..].try_into().unwrap_or_default());
+            let first = u64::from_be_bytes(c[..8].try_into().unwrap_or_default());
+            let count = u32::from_be_bytes(c[8..].try_into().unwrap_or_default());
             if count == 0 || first.checked_add(u64::from(count)).is_none() {
                 return Err(DecodeError::malformed(
                     "receipt confirmations",

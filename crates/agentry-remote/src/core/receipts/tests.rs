@@ -255,10 +255,10 @@ fn confirmations_round_trip_as_ranges() {
 
 #[test]
 fn malformed_confirmations_are_typed_errors() {
-    let mut zero = 5u64.to_le_bytes().to_vec();
-    zero.extend_from_slice(&0u32.to_le_bytes());
-    let mut overflow = u64::MAX.to_le_bytes().to_vec();
-    overflow.extend_from_slice(&2u32.to_le_bytes());
+    let mut zero = 5u64.to_be_bytes().to_vec();
+    zero.extend_from_slice(&0u32.to_be_bytes());
+    let mut overflow = u64::MAX.to_be_bytes().to_vec();
+    overflow.extend_from_slice(&2u32.to_be_bytes());
     for bad in [Vec::new(), vec![1; 11], vec![1; 13], zero, overflow] {
         assert!(
             matches!(
