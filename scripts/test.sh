@@ -12,7 +12,8 @@
 #    on a machine that has no nightly or cannot add them).
 #
 # The remote tests need `nats-server` (they start their own servers on loopback ports); it is
-# installed from Debian's archive when missing.
+# installed from Debian's archive when missing, and python3 with nats-py (a foreign client),
+# installed into target/py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,22 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nats-server
 fi
+
+# The foreign-client test (agentry-remote) runs a Python client on nats-py; it gets its own
+# virtual environment under target/ (Debian's system Python refuses pip installs).
+py_env=target/py
+if ! "$py_env/bin/python3" -c "import nats" >/dev/null 2>&1; then
+    step "installing python3 and nats-py into $py_env (apt-get, pip)"
+    if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+        if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3 python3-venv
+    fi
+    rm -rf "$py_env"
+    python3 -m venv "$py_env"
+    "$py_env/bin/pip" install -q nats-py
+fi
+export AGENTRY_PYTHON="$PWD/$py_env/bin/python3"
 
 step "rustfmt"
 cargo fmt --all -- --check
