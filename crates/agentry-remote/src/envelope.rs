@@ -267,11 +267,36 @@ fn put_name(buf: &mut Vec<u8>, name: &str) {
     buf.extend_from_slice(name.as_bytes());
 }
 
-pub(crate) fn parse_tag(name: &str, version: u32) -> Result<TypeTag, DecodeError> {
-    validate_name(name).map_err(|e| DecodeError::malformed("type name", e))?;
+fn parse_tag(name: &str, version: u32) -> Result<TypeTag, DecodeError> {
     Ok(TypeTag {
-        name: name.into(),
+        name: known_name(name)?,
         version,
+    })
+}
+
+/// Type names a thread decoded lately, most recent first, at most [`KNOWN_NAMES`]: a name
+/// seen before is shared, not validated and allocated again for every message (a gateway
+/// sees few types). Names nobody registered only push older ones out: the list never grows.
+const KNOWN_NAMES: usize = 16;
+
+thread_local! {
+    static RECENT_NAMES: std::cell::RefCell<Vec<Arc<str>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn known_name(name: &str) -> Result<Arc<str>, DecodeError> {
+    RECENT_NAMES.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        if let Some(i) = recent.iter().position(|known| **known == *name) {
+            recent[..=i].rotate_right(1);
+            return Ok(Arc::clone(&recent[0]));
+        }
+        validate_name(name).map_err(|e| DecodeError::malformed("type name", e))?;
+        let name: Arc<str> = name.into();
+        if recent.len() == KNOWN_NAMES {
+            recent.pop();
+        }
+        recent.insert(0, Arc::clone(&name));
+        Ok(name)
     })
 }
 

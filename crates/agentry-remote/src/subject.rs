@@ -63,6 +63,15 @@ fn validate(name: &str, dots: bool) -> Result<(), NameError> {
             max: MAX_NAME_LEN,
         });
     }
+    if well_formed(name.as_bytes(), dots) {
+        return Ok(());
+    }
+    first_fault(name, dots)
+}
+
+/// The first fault of a name (character by character, to name it in the error); `Ok` if it
+/// has none — exactly when [`well_formed`] holds (a property test checks it).
+fn first_fault(name: &str, dots: bool) -> Result<(), NameError> {
     let bytes = name.as_bytes();
     for (at, ch) in name.char_indices() {
         let b = bytes[at];
@@ -86,6 +95,22 @@ fn validate(name: &str, dots: bool) -> Result<(), NameError> {
         });
     }
     Ok(())
+}
+
+/// The common case in one pass over the bytes: token characters only, and (if `dots`) dots
+/// that separate non-empty tokens.
+fn well_formed(bytes: &[u8], dots: bool) -> bool {
+    let mut after_dot = true;
+    for &b in bytes {
+        if token_char(b) {
+            after_dot = false;
+        } else if dots && b == b'.' && !after_dot {
+            after_dot = true;
+        } else {
+            return false;
+        }
+    }
+    !after_dot
 }
 
 /// The subjects of one namespace and one gateway.

@@ -183,3 +183,29 @@ proptest! {
         prop_assert_eq!(Envelope::from_nats_payload(&payload), Ok((env, Bytes::from(body))));
     }
 }
+
+#[test]
+fn a_name_seen_before_is_shared_and_the_list_stays_bounded() {
+    let decode_name = |name: &str| {
+        let env = Envelope::message(tag(name, 1), Codec::Postcard, None);
+        let (decoded, _) = Envelope::decode(&encoded(&env)).expect("valid");
+        decoded.tag.expect("a tag").name
+    };
+    let first = decode_name("orders.Created");
+    for i in 0..100 {
+        let other = decode_name(&format!("t.N{i}"));
+        assert_eq!(&*other, format!("t.N{i}"));
+    }
+    assert_eq!(RECENT_NAMES.with(|r| r.borrow().len()), KNOWN_NAMES);
+    let again = decode_name("orders.Created");
+    assert_eq!(again, first);
+    assert!(Arc::ptr_eq(&again, &decode_name("orders.Created")));
+    // A bad name is still refused, seen names or not.
+    assert!(matches!(
+        Envelope::decode(&[1, 3, b'a', b' ', b'b', 0, 0, 0, 1, 0]),
+        Err(DecodeError::Malformed {
+            what: "type name",
+            ..
+        })
+    ));
+}

@@ -116,4 +116,11 @@ proptest! {
         prop_assert_eq!(s1 == s2, ns1 == ns2 && n1 == n2);
         prop_assert!(!s1.contains('.'));
     }
+
+    /// The one-pass check and the character-by-character one agree on every non-empty string
+    /// (`validate` refuses the empty one first).
+    #[test]
+    fn the_fast_check_agrees_with_the_faults(name in "[a-zA-Z0-9_.\\-é* >]{1,12}", dots in any::<bool>()) {
+        prop_assert_eq!(well_formed(name.as_bytes(), dots), first_fault(&name, dots).is_ok());
+    }
 }
