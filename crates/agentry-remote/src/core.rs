@@ -151,7 +151,7 @@ impl Core {
             .spawn(move || {
                 sweeper.pending.run_sweeper(|w| {
                     inc(&sweeper.counters.timed_out);
-                    w.complete(Err(RequestError::Timeout));
+                    w.complete(&sweeper, Err(RequestError::Timeout));
                 })
             })
             .map_err(crate::StartError::Runtime)?;
@@ -503,7 +503,7 @@ impl Core {
         if let Some(corr) = msg.request
             && let Some(w) = self.pending.remove(corr)
         {
-            w.complete(Err(err));
+            w.complete(self, Err(err));
         }
         self.event(RemoteEvent::Lost {
             subject: msg.subject.to_string(),
@@ -574,7 +574,7 @@ impl Core {
             .collect();
         for w in self.pending.take_all_except(&keep) {
             inc(&self.counters.disconnected_requests);
-            w.complete(Err(RequestError::Disconnected));
+            w.complete(self, Err(RequestError::Disconnected));
         }
     }
 
@@ -769,7 +769,7 @@ impl Core {
                 },
             }
         };
-        waiter.complete(outcome);
+        waiter.complete(self, outcome);
     }
 
     /// Decodes a reply as `R` (counting a rejection).
@@ -812,7 +812,7 @@ impl Core {
             self.lose(m, LossReason::Unconfirmed);
         }
         for w in self.pending.close() {
-            w.complete(Err(RequestError::Closed));
+            w.complete(self, Err(RequestError::Closed));
         }
         *self.tables.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(HashMap::new());
         self.connected.store(false, Ordering::Release);

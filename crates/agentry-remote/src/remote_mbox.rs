@@ -4,7 +4,7 @@
 use crate::compression::Compression;
 use crate::core::Core;
 use crate::core::outbound::{OutKind, OutMsg, Refused};
-use crate::core::pending::{Slot, Waiter};
+use crate::core::pending::{Outcome, Slot, Waiter};
 use crate::error::{RequestError, SendError};
 use crate::registry::{EncodeFailure, Encoded, RemoteMessage};
 use crate::request::{RemoteReply, RequestId};
@@ -195,28 +195,23 @@ impl RemoteMbox {
         reply_to: &Mbox,
     ) -> Result<RequestId, SendError<Q>> {
         let (query, corr, msg) = self.request_envelope::<Q, R>(query)?;
-        let id = RequestId(corr);
-        let to = reply_to.clone();
-        let core = Arc::downgrade(&self.core);
-        let callback = Box::new(move |outcome: crate::core::pending::Outcome| {
-            let result = match core.upgrade() {
-                Some(core) => outcome.and_then(|data| core.decode_reply::<R>(&data)),
-                None => Err(RequestError::Closed),
-            };
-            to.send(RemoteReply::<R> { id, result });
-        });
+        let waiter = Waiter::Mbox {
+            to: reply_to.clone(),
+            corr,
+            deliver: deliver_reply::<R>,
+        };
         let deadline = Instant::now()
             .checked_add(timeout)
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
         if self
             .core
-            .insert_pending(corr, Waiter::Callback(callback), Some(deadline))
+            .insert_pending(corr, waiter, Some(deadline))
             .is_err()
         {
             return Err(SendError::Closed(query));
         }
         match self.core.enqueue(msg) {
-            Ok(()) => Ok(id),
+            Ok(()) => Ok(RequestId(corr)),
             Err(r) => {
                 // Never sent: forget the waiter without calling it; the caller is told here.
                 self.core.pending.remove(corr);
@@ -227,6 +222,15 @@ impl RemoteMbox {
             }
         }
     }
+}
+
+/// Delivers the outcome of a `send_request` as the `RemoteReply<R>` its caller handles.
+fn deliver_reply<R: RemoteMessage>(core: &Core, to: &Mbox, corr: u64, outcome: Outcome) {
+    let result = outcome.and_then(|data| core.decode_reply::<R>(&data));
+    to.send(RemoteReply::<R> {
+        id: RequestId(corr),
+        result,
+    });
 }
 
 impl fmt::Debug for RemoteMbox {

@@ -5,6 +5,7 @@ use crate::core::Core;
 use crate::core::outbound::{OutKind, OutMsg, Refused};
 use crate::error::{RemoteFailure, RequestError, SendError};
 use crate::registry::{EncodeFailure, RemoteMessage};
+use async_nats::Subject;
 use bytes::Bytes;
 use std::fmt;
 use std::marker::PhantomData;
@@ -44,7 +45,8 @@ pub struct RemoteReply<R> {
 #[must_use = "dropping a RemoteReplyTo answers the request with RemoteFailure::NoReply"]
 pub struct RemoteReplyTo<R> {
     core: Option<Arc<Core>>,
-    reply: Box<str>,
+    /// Where the answer goes (made once, when the request arrives; moved into the answer).
+    reply: Subject,
     corr: Option<u64>,
     _reply: PhantomData<fn(R)>,
 }
@@ -53,7 +55,7 @@ impl<R: RemoteMessage> RemoteReplyTo<R> {
     pub(crate) fn new(core: Arc<Core>, reply: &str, corr: Option<u64>) -> Self {
         RemoteReplyTo {
             core: Some(core),
-            reply: reply.into(),
+            reply: Subject::from(reply),
             corr,
             _reply: PhantomData,
         }
@@ -90,7 +92,7 @@ impl<R: RemoteMessage> RemoteReplyTo<R> {
             });
         }
         let msg = OutMsg {
-            subject: async_nats::Subject::from(&*self.reply),
+            subject: std::mem::replace(&mut self.reply, Subject::from_static("")),
             reply: None,
             envelope: encoded.envelope,
             payload: Bytes::from(encoded.payload),

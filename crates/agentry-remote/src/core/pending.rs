@@ -1,12 +1,14 @@
 //! Requests waiting for their reply.
 //!
 //! A blocking requester waits on its own [`Slot`] with its own timeout; a non-blocking one
-//! (`send_request`) has a callback and a deadline in a heap that the sweeper thread
-//! watches. Completion (reply, failure, timeout, disconnect, close) removes the entry under
-//! the lock and runs the callback outside it, so each request completes exactly once.
+//! (`send_request`) names the mbox its reply goes to and has a deadline in a heap that the
+//! sweeper thread watches. Completion (reply, failure, timeout, disconnect, close) removes the
+//! entry under the lock and completes it outside it, so each request completes exactly once.
 
+use crate::core::Core;
 use crate::envelope::Envelope;
 use crate::error::RequestError;
+use agentry::Mbox;
 use bytes::Bytes;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -21,18 +23,28 @@ pub(crate) struct ReplyData {
 }
 
 pub(crate) type Outcome = Result<ReplyData, RequestError>;
-pub(crate) type Callback = Box<dyn FnOnce(Outcome) + Send>;
+
+/// Turns a request's outcome into the requester's reply message and sends it: one plain
+/// function per reply type (`RemoteMbox::send_request` picks it), so a waiting request holds
+/// no allocation of its own.
+pub(crate) type Deliver = fn(&Core, &Mbox, u64, Outcome);
 
 pub(crate) enum Waiter {
+    /// A thread blocked in `RemoteMbox::request`.
     Blocking(Arc<Slot>),
-    Callback(Callback),
+    /// `send_request`: `deliver` sends the outcome of request `corr` to `to`.
+    Mbox {
+        to: Mbox,
+        corr: u64,
+        deliver: Deliver,
+    },
 }
 
 impl Waiter {
-    pub(crate) fn complete(self, outcome: Outcome) {
+    pub(crate) fn complete(self, core: &Core, outcome: Outcome) {
         match self {
             Waiter::Blocking(slot) => slot.fill(outcome),
-            Waiter::Callback(f) => f(outcome),
+            Waiter::Mbox { to, corr, deliver } => deliver(core, &to, corr, outcome),
         }
     }
 }
