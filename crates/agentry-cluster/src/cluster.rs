@@ -316,8 +316,8 @@ impl ClusterBuilder {
         self
     }
 
-    /// Connects to NATS at `urls` (comma-separated; every server of the NATS cluster this
-    /// node may use), joins the cluster and starts the node's tasks. Agents of `env` receive
+    /// Connects to NATS at `urls` (comma-separated: the servers this node may use — servers
+    /// of the NATS cluster that are not listed are not used), joins the cluster and starts the node's tasks. Agents of `env` receive
     /// the events.
     pub fn join(&self, env: &EnvHandle, urls: &str) -> Result<Cluster, StartError> {
         for (what, v) in [("cluster name", &self.cluster), ("node id", &self.node)] {
@@ -353,6 +353,9 @@ impl ClusterBuilder {
                 async_nats::ConnectOptions::new()
                     .name(name)
                     .retry_on_initial_connect()
+                    // Only the servers given: which servers a node may use is the
+                    // application's choice (and a partition test's).
+                    .ignore_discovered_servers()
                     .connection_timeout(timeout)
                     .max_reconnects(None)
                     .reconnect_delay_callback(|n| {

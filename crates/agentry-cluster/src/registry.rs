@@ -1,5 +1,5 @@
 //! The registry of named agents: global names → [`AgentRef`], in a JetStream key-value
-//! bucket shared by the cluster (`agentry-cluster-<cluster>`, in memory, one replica).
+//! bucket shared by the cluster (`agentry-cluster-<cluster>`, file storage, one replica).
 //!
 //! # Ground rules
 //!
@@ -66,7 +66,7 @@ pub(crate) fn open_bucket(
                     name: format!("KV_{bucket}"),
                     subjects: vec![format!("$KV.{bucket}.>")],
                     max_messages_per_subject: 1,
-                    storage: jetstream::stream::StorageType::Memory,
+                    storage: jetstream::stream::StorageType::File,
                     num_replicas: 1,
                     discard: jetstream::stream::DiscardPolicy::New,
                     allow_rollup: true,
