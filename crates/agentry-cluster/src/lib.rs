@@ -38,6 +38,7 @@
 //!
 //! ## Map of the crate
 //!
+//! - [`guide`]: the chapter on the cluster (the model, with examples).
 //! - [`Cluster`] / [`ClusterBuilder`]: join ([`ClusterBuilder::join`]), the view
 //!   ([`Cluster::members`], [`Cluster::events`]: [`NodeUp`], [`NodeDown`] with a
 //!   [`DownReason`], [`Rejoined`]), [`Cluster::leave`], counters ([`ClusterStats`]).
@@ -95,6 +96,7 @@
 mod cluster;
 mod error;
 mod event;
+pub mod guide;
 mod membership;
 mod node;
 mod registry;

@@ -181,8 +181,10 @@ pub fn run_node() {
 
 /// Waits for a protocol line starting with `prefix` (skipping others); returns it.
 pub fn wait_line(child: &ChildProc, prefix: &str) -> String {
+    eprintln!("waiting for {prefix:?}");
     loop {
         let l = child.expect_line();
+        eprintln!("  child: {l}");
         if l.starts_with(prefix) {
             return l;
         }
