@@ -13,8 +13,8 @@
 //!   [`Cluster::events`], then the registry entries of the incarnation are deleted (in the
 //!   background). So a subscriber that also watches agents of that node receives their
 //!   [`RemoteTerminated`](crate::RemoteTerminated) before the `NodeDown`.
-//! - A node that does not hear **its own** heartbeat for `bound` is cut off from NATS: the
-//!   others are declaring it down at the same moment. It rejoins at once as a new
+//! - A node that does not hear **its own** heartbeat for `bound` while its connection is
+//!   down is cut off from NATS: the others are declaring it down at the same moment. It rejoins at once as a new
 //!   incarnation (its view starts empty; [`Rejoined`] is published). A node told by another
 //!   that its incarnation is down there (a partition between NATS servers healed) rejoins the
 //!   same way.
@@ -537,8 +537,12 @@ async fn drive(
                     return;
                 }
                 let now = Instant::now();
-                if now.duration_since(self_heard) >= bound {
-                    // Cut off from NATS: the others are declaring this incarnation down.
+                if now.duration_since(self_heard) >= bound
+                    && inner.client.connection_state() != async_nats::connection::State::Connected
+                {
+                    // Cut off from NATS: the others are declaring this incarnation down. (A
+                    // late own heartbeat on a live connection is load, not a cut: if the
+                    // others declared this node down meanwhile, their eviction says so.)
                     inner.rejoin();
                     self_heard = now;
                     last_sent = None;

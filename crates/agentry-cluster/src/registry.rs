@@ -275,11 +275,12 @@ impl Cluster {
                     .keys()
                     .await
                     .map_err(|e| RegistryError::Unavailable(e.to_string()))?;
-                let mut matching = Vec::new();
+                // A set: the key listing may repeat a key while the bucket changes.
+                let mut matching = std::collections::BTreeSet::new();
                 while let Some(k) = keys.next().await {
                     let k = k.map_err(|e| RegistryError::Unavailable(e.to_string()))?;
                     if k.starts_with(&prefix) {
-                        matching.push(k);
+                        matching.insert(k);
                     }
                 }
                 for k in matching {
@@ -333,9 +334,9 @@ pub(crate) fn forget_node(inner: &Arc<Inner>, node: NodeKey) {
         let Ok(mut keys) = store.keys().await else {
             return;
         };
-        let mut all = Vec::new();
+        let mut all = std::collections::BTreeSet::new();
         while let Some(Ok(k)) = keys.next().await {
-            all.push(k);
+            all.insert(k);
         }
         for k in all {
             let _ = delete_if(&store, &k, |r| r.agent.node == node).await;

@@ -51,18 +51,11 @@ fn a_killed_node_is_down_once_its_names_vanish_and_its_children_restart_elsewher
         .expect("parent joins");
     let (log, seen_log) = Log::start(h, &cluster, false);
 
-    let node = |id: &str, urls: &str| {
-        ChildProc::spawn(
-            "node_process",
-            "node",
-            &[("NODE_ID", id), ("NATS_URLS", urls)],
-        )
-    };
-    let a = node("a", &s1.url);
-    let b = node("b", &both);
-    let mut c = node("c", &s2.url);
+    let a = Node::spawn("a", &s1.url);
+    let b = Node::spawn("b", &both);
+    let mut c = Node::spawn("c", &s2.url);
     for child in [&a, &b, &c] {
-        assert!(wait_line(child, "READY").starts_with("READY "));
+        assert!(child.wait_line("READY").starts_with("READY "));
     }
     assert!(
         eventually(|| cluster.members().len() == 3),
@@ -188,6 +181,9 @@ fn a_killed_node_is_down_once_its_names_vanish_and_its_children_restart_elsewher
     // Watches of a's and c's agents, then SIGKILL c.
     let w_a = cluster.watch(&log, &ra);
     let w_c = cluster.watch(&log, &rc);
+    // The survivors have seen c up (else they could not see it go down).
+    a.wait_lines(&["UP b", "UP c", "UP parent"]);
+    b.wait_lines(&["UP a", "UP c", "UP parent"]);
     c.kill();
     let down_c = Seen::Down("c".into(), rc.node.incarnation, "Timeout".into());
     assert!(
@@ -204,14 +200,21 @@ fn a_killed_node_is_down_once_its_names_vanish_and_its_children_restart_elsewher
     assert!(t_c < log_now.iter().position(|s| *s == down_c).expect("down"));
     // Survivors see it down too.
     for child in [&a, &b] {
-        assert_eq!(wait_line(child, "DOWN c"), "DOWN c Timeout");
+        assert_eq!(child.wait_line("DOWN c"), "DOWN c Timeout");
     }
     // Its names vanish (at once for lookups, and from the bucket).
     assert_eq!(
         cluster.lookup("svc.c"),
         Err(RegistryError::UnknownName("svc.c".into()))
     );
-    assert_eq!(cluster.lookup_service("adders").expect("service").len(), 2);
+    let left = cluster.lookup_service("adders").expect("service");
+    assert_eq!(
+        left.iter().map(|r| r.node.id.as_str()).collect::<Vec<_>>(),
+        ["a", "b"],
+        "{left:?} {:?} {:?}",
+        cluster.stats(),
+        seen(&seen_log)
+    );
     // Its supervised child restarts on b and serves.
     assert!(eventually(|| child
         .current()
@@ -224,7 +227,7 @@ fn a_killed_node_is_down_once_its_names_vanish_and_its_children_restart_elsewher
     gw.mbox("stop-a").expect("name").send(Stop).expect("sent");
     let down_a = Seen::Down("a".into(), ra.node.incarnation, "Left".into());
     assert!(eventually(|| seen(&seen_log).contains(&down_a)));
-    assert_eq!(wait_line(&b, "DOWN a"), "DOWN a Left");
+    assert_eq!(b.wait_line("DOWN a"), "DOWN a Left");
     assert!(a.wait_success());
 
     // Exactly once: every watch fired once; c and a went down once each.

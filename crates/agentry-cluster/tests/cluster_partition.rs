@@ -32,20 +32,14 @@ fn a_cut_off_node_is_down_on_the_other_side_and_returns_as_a_new_incarnation() {
         .join(h, &s1.url)
         .expect("parent joins");
     let (log, seen_log) = Log::start(h, &cluster, false);
-    let a = ChildProc::spawn(
-        "node_process",
-        "node",
-        &[("NODE_ID", "a"), ("NATS_URLS", &s1.url)],
-    );
-    let c = ChildProc::spawn(
-        "node_process",
-        "node",
-        &[("NODE_ID", "c"), ("NATS_URLS", &s2.url)],
-    );
-    let c1: u64 = wait_line(&c, "READY")[6..].parse().expect("incarnation");
-    wait_line(&a, "READY");
+    let a = Node::spawn("a", &s1.url);
+    let c = Node::spawn("c", &s2.url);
+    let c1: u64 = c.wait_line("READY")[6..].parse().expect("incarnation");
+    a.wait_line("READY");
     assert!(eventually(|| cluster.members().len() == 2));
-    assert_eq!(wait_line(&c, "UP parent"), "UP parent");
+    // Everyone has seen everyone before the partition.
+    c.wait_lines(&["UP a", "UP parent"]);
+    a.wait_lines(&["UP c", "UP parent"]);
     let rc = cluster.lookup("svc.c").expect("c's name");
     assert_eq!(rc.node.incarnation, c1);
     let w = cluster.watch(&log, &rc);
@@ -55,9 +49,9 @@ fn a_cut_off_node_is_down_on_the_other_side_and_returns_as_a_new_incarnation() {
     let down_c = Seen::Down("c".into(), c1, "Timeout".into());
     assert!(eventually(|| seen(&seen_log).contains(&down_c)));
     // The other side: c is cut off, sees everyone down for it, rejoins.
-    assert_eq!(wait_line(&c, "REJOINED"), "REJOINED");
+    assert_eq!(c.wait_line("REJOINED"), "REJOINED");
     // a, on the parent's side, saw c down too.
-    assert_eq!(wait_line(&a, "DOWN c"), "DOWN c Timeout");
+    assert_eq!(a.wait_line("DOWN c"), "DOWN c Timeout");
 
     // Heal: c comes back as a new incarnation; its old one stays down.
     s2.restart();
@@ -68,7 +62,7 @@ fn a_cut_off_node_is_down_on_the_other_side_and_returns_as_a_new_incarnation() {
         })
     };
     assert!(eventually(|| back().is_some()), "{:?}", seen(&seen_log));
-    assert_eq!(wait_line(&c, "UP parent"), "UP parent");
+    c.wait_lines(&["UP a", "UP parent"]);
     let c2 = back().expect("new incarnation");
     assert!(c2 > c1);
     assert!(
