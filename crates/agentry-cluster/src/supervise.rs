@@ -7,7 +7,9 @@
 //!   [`Coop::add_supervised_coop`](agentry::Coop::add_supervised_coop). Each incarnation of
 //!   that child coop holds one [`RemoteChild`] agent which, in `on_start`, picks a node
 //!   (placement below), spawns the remote child there ([`Cluster::spawn`]) and watches it
-//!   ([`Cluster::watch`]). A failed spawn fails the start (`StartFailed`).
+//!   ([`Cluster::watch`]). A failed spawn fails the start (`StartFailed`). The spawn is a
+//!   blocking request (at most the cluster's timeout) on the thread of the stand-in's
+//!   dispatcher: bind the supervising coop to a dispatcher where that wait harms nobody.
 //! - When the remote child is gone, the local child coop ends the way the remote one did:
 //!   `Exited(Normal)` / `Exited(User)` → deregistered `Normal` (done, not restarted);
 //!   anything else — it panicked, its node went down, it is unknown — → deregistered
