@@ -231,13 +231,23 @@ fn a_killed_node_is_down_once_its_names_vanish_and_its_children_restart_elsewher
     assert!(a.wait_success());
 
     // Exactly once: every watch fired once; c and a went down once each.
-    let all = seen(&seen_log);
     for (w, want) in [
         (w_c, RemoteExit::NodeDown(DownReason::Timeout)),
         (w_a, RemoteExit::NodeDown(DownReason::Left)),
     ] {
         assert_eq!(fired(w), [Seen::Terminated(w.get(), want)]);
     }
+    // A watch made after the node went down fires at once, with the node's reason.
+    let w_late_c = cluster.watch(&log, &rc);
+    assert!(eventually(|| !fired(w_late_c).is_empty()));
+    assert_eq!(
+        fired(w_late_c),
+        [Seen::Terminated(
+            w_late_c.get(),
+            RemoteExit::NodeDown(DownReason::Timeout)
+        )]
+    );
+    let all = seen(&seen_log);
     let downs = |id: &str| {
         all.iter()
             .filter(|s| matches!(s, Seen::Down(n, ..) if n == id))
