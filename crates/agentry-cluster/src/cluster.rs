@@ -506,7 +506,8 @@ async fn drive(
                 if out.evict {
                     inner.counters.inc(&inner.counters.evictions_sent);
                     let subject = inner.subject(&format!("evict.{}", info.id));
-                    let _ = inner.client.publish(subject, encode(&info.incarnation)).await;
+                    let publish = inner.client.publish(subject, encode(&info.incarnation));
+                    let _ = tokio::time::timeout(heartbeat, publish).await;
                 }
                 inner.announce(out.changes);
             }
@@ -550,7 +551,10 @@ async fn drive(
                 if last_sent.is_none_or(|t| now.duration_since(t) >= heartbeat) {
                     last_sent = Some(now);
                     let me = inner.me();
-                    let _ = inner.client.publish(inner.subject("hb"), encode(&me)).await;
+                    // Bounded: a full outbound buffer while disconnected must not stop
+                    // the tick (expiry and the cut-off check).
+                    let publish = inner.client.publish(inner.subject("hb"), encode(&me));
+                    let _ = tokio::time::timeout(heartbeat, publish).await;
                 }
                 let changes = inner.view.lock().expect("invariant: no panic under this lock").expire(now);
                 inner.announce(changes);
