@@ -69,8 +69,9 @@
 //! - A node cut off from NATS, and the nodes on the other side of a partition between NATS
 //!   servers, are reported down after the bound: both sides see the other `Timeout`, their
 //!   watches fire `NodeDown`, their names vanish. Nothing tells a slow node from a dead one.
-//! - A node that does not hear its own heartbeats for the bound rejoins as a new incarnation
-//!   ([`Rejoined`]); a node told that it is down elsewhere does the same. Its old
+//! - A node that does not hear its own heartbeats for the bound while its NATS connection is
+//!   down rejoins as a new incarnation ([`Rejoined`]); a node told that it is down elsewhere
+//!   (its heartbeats reached a node that had declared it down) does the same. Its old
 //!   incarnation's names are gone and must be registered again; its agents did not stop —
 //!   two sides of a partition may both run "the same" supervised child (split brain).
 //! - The registry bucket has one replica: while its server is away, registry calls fail with
