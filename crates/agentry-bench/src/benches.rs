@@ -7,6 +7,7 @@
 
 mod agent_memory;
 mod async_rr;
+mod cluster;
 mod event_priority;
 pub(crate) mod fan_in;
 mod idle;
@@ -28,6 +29,7 @@ mod timer_accuracy;
 mod timer_churn;
 pub(crate) mod ttl;
 
+pub use cluster::{NODE_COMMAND as CLUSTER_NODE_COMMAND, node_main as cluster_node_main};
 pub use remote_rr::{
     SERVER_COMMAND as REMOTE_RR_SERVER_COMMAND, server_main as remote_rr_server_main,
 };
@@ -55,6 +57,7 @@ pub static BENCHES: &[BenchDef] = &[
     remote_rr::BENCH,
     remote_stream::BENCH,
     async_rr::BENCH,
+    cluster::BENCH,
     idle::BENCH,
     agent_memory::BENCH,
 ];

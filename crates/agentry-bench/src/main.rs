@@ -44,6 +44,20 @@ fn main() -> ExitCode {
             None => agentry_bench::harness::EXIT_USAGE,
         });
     }
+    if args
+        .get(1)
+        .is_some_and(|a| a == agentry_bench::benches::CLUSTER_NODE_COMMAND)
+    {
+        // A node process of the `cluster` benchmark's failure detection, killed by its parent.
+        let words: Option<Vec<String>> = args[2..]
+            .iter()
+            .map(|a| a.clone().into_string().ok())
+            .collect();
+        return ExitCode::from(match words {
+            Some(words) => agentry_bench::benches::cluster_node_main(&words),
+            None => agentry_bench::harness::EXIT_USAGE,
+        });
+    }
     let code = agentry_bench::harness::run_cli(
         args,
         &agentry_bench::benches::REGISTRY,

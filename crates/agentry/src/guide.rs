@@ -18,6 +18,9 @@
 //!
 //! Async code — futures started from handlers, async request/reply and chains on tokio — is
 //! the chapter of the `agentry-tokio` crate's guide (`cargo doc -p agentry-tokio --open`).
+//! Processes as a cluster — membership, named agents, remote death watch and supervision
+//! across nodes — is the chapter of the `agentry-cluster` crate's guide
+//! (`cargo doc -p agentry-cluster --open`).
 //!
 //! The guarantees behind each chapter, each with the test that proves it, are listed in
 //! `docs/SEMANTICS.md`; the runnable programs are in `examples/`.

@@ -159,7 +159,7 @@ fn start_session() -> Result<Session, String> {
 
 /// The `agentry-bench` binary: this process, or (in the test suite, whose binaries live in
 /// `target/<profile>/deps/`) the one Cargo built beside it.
-fn server_binary() -> Result<std::path::PathBuf, String> {
+pub(crate) fn server_binary() -> Result<std::path::PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let name = format!("agentry-bench{}", std::env::consts::EXE_SUFFIX);
     let beside = exe

@@ -17,6 +17,8 @@ pub struct NatsServer {
     child: Option<Child>,
     port: u16,
     url: String,
+    /// Extra arguments (JetStream).
+    extra: Vec<String>,
 }
 
 impl NatsServer {
@@ -35,6 +37,18 @@ impl NatsServer {
     /// # Errors
     /// It does not start or does not report its port in time.
     pub fn start(binary: PathBuf) -> Result<Self, String> {
+        Self::start_with(binary, false)
+    }
+
+    /// Starts nats-server with JetStream (storing in its temporary directory).
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn start_jetstream(binary: PathBuf) -> Result<Self, String> {
+        Self::start_with(binary, true)
+    }
+
+    fn start_with(binary: PathBuf, jetstream: bool) -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!(
             "agentry-nats-{}-{:?}",
             std::process::id(),
@@ -47,7 +61,16 @@ impl NatsServer {
             child: None,
             port: 0,
             url: String::new(),
+            extra: Vec::new(),
         };
+        if jetstream {
+            let store = server.dir.join("js");
+            server.extra = vec![
+                "-js".into(),
+                "-sd".into(),
+                store.to_string_lossy().into_owned(),
+            ];
+        }
         let child = server.spawn("-1")?;
         let ports = server.dir.join(format!("nats-server_{}.ports", child.id()));
         server.child = Some(child);
@@ -78,6 +101,7 @@ impl NatsServer {
         Command::new(&self.binary)
             .args(["-a", "127.0.0.1", "-p", port, "--ports_file_dir"])
             .arg(&self.dir)
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -142,7 +142,8 @@ impl NatsServer {
         )
     }
 
-    fn start_with(binary: &Path, extra: &[&str]) -> NatsServer {
+    /// A server with `extra` arguments (`{dir}` stands for its temporary directory).
+    pub fn start_with(binary: &Path, extra: &[&str]) -> NatsServer {
         static N: AtomicUsize = AtomicUsize::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let dir =
