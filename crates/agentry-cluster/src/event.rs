@@ -44,7 +44,9 @@ pub enum RemoteExit {
     /// Its node incarnation went down.
     NodeDown(DownReason),
     /// Its node incarnation does not know it: the reference is of an incarnation that is not
-    /// the one answering, or the key was never given out.
+    /// the one answering, the key was never given out, or it departed so long ago that its
+    /// node no longer remembers why (it keeps the last
+    /// [`KEEP_DEPARTED`](crate::KEEP_DEPARTED)).
     Unknown,
 }
 

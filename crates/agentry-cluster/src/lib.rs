@@ -84,8 +84,10 @@
 //!   `NodeDown`. `ctx.watch(&remote)` is therefore `cluster.watch(ctx.mbox(), &remote)`.
 //! - A watcher that finishes does not remove its remote watches (the final message goes to a
 //!   mbox nobody reads); use [`Cluster::unwatch`].
-//! - Each node keeps the reason of every agent it ever exposed, and a tombstone for every
-//!   node incarnation it saw down (small entries, never pruned). Watch firing and registry
+//! - Each node keeps the reason of the last [`KEEP_DEPARTED`] agents it exposed that are gone
+//!   (a watch of an older one fires [`RemoteExit::Unknown`]), and a tombstone for every node
+//!   incarnation it saw down (small entries, never pruned: they grow with restarts, not with
+//!   traffic). Watch firing and registry
 //!   cleanup scan linearly (watches of this node; keys of the bucket).
 //! - Every node receives every `gone` publication of the cluster (one subject).
 //! - A remote spawn that times out may have started its agent; nothing stops it.
@@ -113,6 +115,7 @@ pub use crate::{
     error::{RegistryError, SpawnError, StartError},
     event::{DownReason, NodeDown, NodeUp, RemoteExit, RemoteTerminated, RemoteWatchId},
     node::{AgentRef, NodeInfo, NodeKey},
+    sentinel::KEEP_DEPARTED,
     spawn::{Factory, Spawned},
     stats::ClusterStats,
     supervise::{RemoteChild, RemoteChildHandle, RemoteChildSpec, remote_child},

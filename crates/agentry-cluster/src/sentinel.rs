@@ -10,8 +10,10 @@
 //!   agent's names from the registry. A watch query answered after the record sees `Gone`;
 //!   one answered before it was sent before the `Gone` publication, whose subscription the
 //!   querying node made at start — so a watcher hears of the departure one way or the other.
-//! - The table keeps the reason of every departed agent (for watches made later: "already
-//!   gone" with the real reason). It grows with the number of agents ever exposed (Limits).
+//! - The table keeps the reason of the last [`KEEP_DEPARTED`] departed agents (for watches
+//!   made later: "already gone" with the real reason); older departures are forgotten, and a
+//!   watch of one made now fires at once with [`RemoteExit::Unknown`] — still exactly once,
+//!   and the table stays bounded by the live agents plus that many.
 
 use crate::cluster::{Cluster, Inner};
 use crate::event::RemoteExit;
@@ -21,7 +23,7 @@ use agentry::{
     Agent, CoopId, Ctx, Define, DefineError, DeregReason, ExitReason, Mbox, Terminated, WatchId,
 };
 use futures_util::StreamExt;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, Weak};
 
 #[derive(Debug)]
@@ -42,7 +44,12 @@ pub(crate) struct Locals {
 struct LocalsInner {
     next_key: u64,
     agents: HashMap<u64, Local>,
+    /// Keys of departed agents still in `agents`, oldest first.
+    departed: VecDeque<u64>,
 }
+
+/// Departed agents whose reason a node remembers (see the ground rules).
+pub const KEEP_DEPARTED: usize = 65_536;
 
 impl Locals {
     fn lock(&self) -> std::sync::MutexGuard<'_, LocalsInner> {
@@ -75,6 +82,23 @@ impl Locals {
             },
             _ => WatchAnswer::Unknown,
         }
+    }
+
+    /// Records that agent `key` is gone for `reason` (forgetting the oldest departure beyond
+    /// [`KEEP_DEPARTED`]); gives back its incarnation and the names it held, or `None` if it
+    /// is not in the table or departed already.
+    fn depart(&self, key: u64, reason: ExitReason) -> Option<(u64, Vec<String>)> {
+        let mut t = self.lock();
+        let l = t.agents.get_mut(&key).filter(|l| l.gone.is_none())?;
+        l.gone = Some(reason);
+        let departed = (l.incarnation, std::mem::take(&mut l.names));
+        t.departed.push_back(key);
+        if t.departed.len() > KEEP_DEPARTED
+            && let Some(oldest) = t.departed.pop_front()
+        {
+            t.agents.remove(&oldest);
+        }
+        Some(departed)
     }
 
     fn coop_of(&self, incarnation: u64, key: u64) -> Option<CoopId> {
@@ -163,13 +187,8 @@ impl Sentinel {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let (incarnation, names) = {
-            let mut t = inner.locals.lock();
-            let Some(l) = t.agents.get_mut(&key) else {
-                return;
-            };
-            l.gone = Some(reason);
-            (l.incarnation, std::mem::take(&mut l.names))
+        let Some((incarnation, names)) = inner.locals.depart(key, reason) else {
+            return;
         };
         let mut node = inner.my_key();
         node.incarnation = incarnation;
@@ -232,3 +251,6 @@ pub(crate) async fn serve_queries(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
