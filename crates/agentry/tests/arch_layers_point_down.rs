@@ -91,7 +91,6 @@ const DEBT: &[(&str, &str)] = &[
     ("mchain.rs", "mbox"),
     ("mchain/chain.rs", "mbox"),
     ("slab.rs", "agent"),
-    ("stats.rs", "agent"),
     ("watch.rs", "env"),
 ];
 

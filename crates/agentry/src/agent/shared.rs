@@ -14,7 +14,7 @@ use crate::ids::{AgentId, CoopId, MboxId};
 use crate::limit::{Acquire, LimitTable};
 use crate::message::payload::Payload;
 use crate::slab::IncarnationRef;
-use crate::stats::EnvCounters;
+use crate::stats::{AgentCounters, EnvCounters};
 use crate::supervision::SupervisorLink;
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
@@ -22,7 +22,7 @@ use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use crate::watch::ExitReason;
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// Everything fixed when the agent's coop is registered (a supervised agent's restarts keep
@@ -70,59 +70,6 @@ impl TypeRules {
     pub(crate) fn new(insend: InsendTable, priorities: EventPriorities) -> Option<Box<Self>> {
         (!insend.is_empty() || !priorities.is_empty())
             .then(|| Box::new(TypeRules { insend, priorities }))
-    }
-}
-
-/// Per-agent counters, readable from any thread.
-///
-/// While the agent lives, `handled` and `unhandled` are counted in its slot (the line its
-/// worker touches anyway, see `slab.rs`); they are copied here when it leaves. The others
-/// count what most agents never see (refusals, drops, panics, insend handlers, restarts,
-/// handler time): they live in a box made by the first count, so an agent that never needs
-/// them does not carry them.
-#[derive(Default)]
-pub(crate) struct AgentCounters {
-    /// Final count, published when the agent leaves.
-    pub(crate) handled: AtomicU64,
-    /// Final count, published when the agent leaves.
-    pub(crate) unhandled: AtomicU64,
-    rare: OnceLock<Box<RareCounters>>,
-}
-
-/// The counters of [`AgentCounters`] that most agents never touch.
-#[derive(Default)]
-pub(crate) struct RareCounters {
-    pub(crate) insend_handled: AtomicU64,
-    pub(crate) refused: AtomicU64,
-    pub(crate) limit_dropped: AtomicU64,
-    pub(crate) redirected: AtomicU64,
-    pub(crate) panics: AtomicU64,
-    pub(crate) dropped: AtomicU64,
-    pub(crate) restarts: AtomicU64,
-    /// Whether its handlers are timed (`handler_ns` is meaningful).
-    pub(crate) timed: AtomicBool,
-    /// Written by its worker only.
-    pub(crate) handler_ns: AtomicU64,
-}
-
-impl AgentCounters {
-    /// The rare counters, made on first use (any thread).
-    #[inline]
-    pub(crate) fn rare(&self) -> &RareCounters {
-        self.rare.get_or_init(Box::default)
-    }
-
-    /// A message limit dropped a message (reaction `Drop`, or a redirect loop cut): it is
-    /// counted as limit-dropped and as dropped.
-    pub(crate) fn count_limit_dropped(&self) {
-        let rare = self.rare();
-        rare.limit_dropped.fetch_add(1, Ordering::Relaxed);
-        rare.dropped.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The rare counters if any was counted yet.
-    pub(crate) fn rare_if_any(&self) -> Option<&RareCounters> {
-        self.rare.get().map(|r| &**r)
     }
 }
 
