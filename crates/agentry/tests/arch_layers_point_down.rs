@@ -81,7 +81,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/prio_one_thread.rs", "env"),
     ("disp/thread_pool.rs", "env"),
     ("disp/thread_pool/worker.rs", "env"),
-    ("error.rs", "mchain"),
     ("limit.rs", "agent"),
     ("limit.rs", "mbox"),
     ("mbox.rs", "agent"),
