@@ -4,8 +4,8 @@
 //! The layout is flat and `repr(C)` (56 bytes, 8-byte fields first): demands are moved in and
 //! out of queues on every send, so they must copy as a few aligned words.
 
-use crate::agent::shared::AgentShared;
 use crate::ids::{AgentId, MboxId};
+use crate::mbox::direct::AgentShared;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::{AgentRef, AgentSlab, SlotPtr};

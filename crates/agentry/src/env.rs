@@ -23,7 +23,6 @@ pub use builder::EnvBuilder;
 use crate::agent::Agent;
 use crate::agent::cell::StartTicket;
 use crate::agent::layout::LayoutCache;
-use crate::agent::shared::{AgentShared, TypeRules};
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::start::{CoopStart, Failed};
 use crate::coop::{Coop, DeregReason, PanicReaction};
@@ -40,6 +39,7 @@ use crate::error::{
 };
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
+use crate::mbox::direct::{AgentShared, TypeRules};
 use crate::mbox::{Addr, Mbox, MultiMbox};
 use crate::protocol::Protocol;
 use crate::slab::AgentSlab;
@@ -365,7 +365,7 @@ impl EnvInner {
                     },
                 })
             });
-            shared.bind(crate::agent::shared::Binding {
+            shared.bind(crate::mbox::direct::Binding {
                 coop: id,
                 target: crate::slab::IncarnationRef::new(target),
                 queue,

@@ -144,7 +144,7 @@ pub mod watch;
 
 #[cfg(not(loom))]
 pub use crate::{
-    agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, InsendCtx, State},
+    agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, State},
     coop::{Coop, CoopDeregistered, DeregReason, PanicReaction},
     destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
@@ -156,7 +156,7 @@ pub use crate::{
     error::{SupervisionError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
-    mbox::{Addr, Mbox, MultiMbox, Recipient},
+    mbox::{Addr, InsendCtx, Mbox, MultiMbox, Recipient},
     mchain::{ChainStats, Mchain},
     message::Undelivered,
     priority::Priority,

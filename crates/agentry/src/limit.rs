@@ -9,8 +9,8 @@
 //! The limited type is the handler's parameter type: `M` for the agent's own mbox, `Arc<T>`
 //! for messages from a [`MultiMbox`]. Insend handlers bypass limits.
 
-use crate::agent::shared::{AgentShared, Refused};
 use crate::demand::LimitSlot;
+use crate::mbox::direct::{AgentShared, Refused};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::any::{Any, TypeId};

@@ -14,18 +14,22 @@
 //! `try_` variants).
 
 mod addr;
+pub(crate) mod direct;
+pub(crate) mod event_priority;
+pub(crate) mod insend;
 mod multi;
 mod recipient;
 
 pub use addr::Addr;
+pub use insend::InsendCtx;
 pub use multi::MultiMbox;
 pub(crate) use multi::{FilterFn, SubscriberOptions};
 pub use recipient::Recipient;
 
 use crate::agent::cell::current_agent;
-use crate::agent::shared::{AgentShared, Refused};
 use crate::error::{RequestError, SendError};
 use crate::ids::{AgentId, MboxId};
+use crate::mbox::direct::{AgentShared, Refused};
 use crate::message::payload::Payload;
 use crate::request::{PendingReply, ReplySlot, Request};
 use crate::stats::AgentStats;

@@ -33,8 +33,8 @@
 //!   occupant. A message whose tombstone is gone belongs to an agent nobody can observe.
 
 use crate::agent::cell::{AgentBody, Taken};
-use crate::agent::shared::AgentShared;
 use crate::ids::AgentId;
+use crate::mbox::direct::AgentShared;
 use parking_lot::Mutex;
 use std::cell::UnsafeCell;
 use std::fmt;

@@ -80,11 +80,11 @@
 
 pub(crate) mod supervisor;
 
-use crate::agent::shared::AgentShared;
 use crate::coop::{Coop, PendingAgent};
 use crate::error::SupervisionError;
 use crate::ids::{AgentId, CoopId};
 use crate::mbox::Mbox;
+use crate::mbox::direct::AgentShared;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;

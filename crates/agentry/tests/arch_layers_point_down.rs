@@ -2,7 +2,7 @@
 //! (`docs/ARCHITECTURE.md`, "Layers").
 //!
 //! The check reads every `.rs` file under `crates/agentry/src`, maps it to its module path
-//! (`agent/shared.rs` → `agent::shared`, inline `mod x { … }` blocks included), and extracts
+//! (`mbox/direct.rs` → `mbox::direct`, inline `mod x { … }` blocks included), and extracts
 //! every reference to another module of the crate: `use crate::…` (grouped trees expanded),
 //! inline paths `crate::x::y` in code, and `super::…` paths that climb out of a module. Comments
 //! (doc comments' intra-doc links included) and string literals are not code and are skipped.
@@ -62,15 +62,11 @@ const DEBT: &[(&str, &str)] = &[
     ("agent/restart.rs", "coop"),
     ("agent/restart.rs", "env"),
     ("agent/restart.rs", "supervision"),
-    ("agent/shared.rs", "coop"),
-    ("agent/shared.rs", "env"),
-    ("agent/shared.rs", "supervision"),
-    ("agent/shared.rs", "watch"),
     ("coop.rs", "env"),
     ("coop.rs", "supervision"),
     ("coop/registry.rs", "supervision"),
     ("coop/registry.rs", "watch"),
-    ("demand.rs", "agent"),
+    ("demand.rs", "mbox"),
     ("disp.rs", "env"),
     ("disp/active_group.rs", "env"),
     ("disp/active_obj.rs", "env"),
@@ -81,15 +77,18 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/prio_one_thread.rs", "env"),
     ("disp/thread_pool.rs", "env"),
     ("disp/thread_pool/worker.rs", "env"),
-    ("limit.rs", "agent"),
     ("limit.rs", "mbox"),
     ("mbox.rs", "agent"),
     ("protocol.rs", "agent"),
-    ("mbox/multi.rs", "agent"),
+    ("mbox/direct.rs", "coop"),
+    ("mbox/direct.rs", "env"),
+    ("mbox/direct.rs", "supervision"),
+    ("mbox/direct.rs", "watch"),
     ("mbox/recipient.rs", "destination"),
     ("mchain.rs", "mbox"),
     ("mchain/chain.rs", "mbox"),
     ("slab.rs", "agent"),
+    ("slab.rs", "mbox"),
     ("watch.rs", "env"),
 ];
 
@@ -104,7 +103,7 @@ struct Reference {
     file: String,
     /// 1-based line of the reference.
     line: usize,
-    /// The module the reference is written in (`agent::shared`, `disp::tests`, …).
+    /// The module the reference is written in (`mbox::direct`, `disp::tests`, …).
     from: Vec<String>,
     /// The referenced path, absolute (`crate` removed).
     to: Vec<String>,
@@ -518,7 +517,7 @@ fn references(file: &str, src: &str) -> Vec<Reference> {
     out
 }
 
-/// `agent/shared.rs` → `["agent", "shared"]`; `lib.rs` → `[]`.
+/// `mbox/direct.rs` → `["mbox", "direct"]`; `lib.rs` → `[]`.
 fn module_of(file: &str) -> Vec<String> {
     let stem = file.strip_suffix(".rs").unwrap_or(file);
     if stem == "lib" {
@@ -531,7 +530,7 @@ fn module_of(file: &str) -> Vec<String> {
 // The check.
 
 struct Table {
-    /// Entry (`agent`, `agent::shared`, …) → layer index.
+    /// Entry (`agent`, `mbox::direct`, …) → layer index.
     entries: BTreeMap<String, usize>,
     names: Vec<String>,
 }

@@ -33,7 +33,6 @@ use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{AgentLayout, LayoutCache};
 use super::restart::{Control, Restartable, Suspended, unsubscribe};
-use super::shared::AgentShared;
 use super::state::{Hooks, State};
 use crate::coop::start::{CoopStart, Failed, Go};
 use crate::coop::{DeregReason, PanicReaction};
@@ -42,6 +41,7 @@ use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::mbox::direct::AgentShared;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
@@ -147,7 +147,7 @@ pub(crate) trait UndefinedAgent: Send {
 }
 
 /// Registration, step 2: a defined agent whose sender-side parts are handed to its
-/// [`Binding`](super::shared::Binding) and whose body goes into the slab.
+/// [`Binding`](crate::mbox::direct::Binding) and whose body goes into the slab.
 pub(crate) trait DefinedAgent: Send {
     /// The priority the agent declared (for binding).
     fn priority(&self) -> Priority;
@@ -158,8 +158,8 @@ pub(crate) trait DefinedAgent: Send {
 /// The parts of a definition that senders use.
 #[derive(Default)]
 pub(crate) struct SenderParts {
-    pub(crate) insend: super::insend::InsendTable,
-    pub(crate) event_priorities: super::event_priority::EventPriorities,
+    pub(crate) insend: crate::mbox::insend::InsendTable,
+    pub(crate) event_priorities: crate::mbox::event_priority::EventPriorities,
     pub(crate) limits: Vec<crate::limit::LimitEntry>,
     pub(crate) track_depth: bool,
     pub(crate) multi: Vec<super::define::MultiSubscriptionDef>,

@@ -7,9 +7,9 @@
 //! ([`drop_message`]) — never lost silently.
 
 use super::cell::{AgentBody, Taken};
-use super::shared::AgentShared;
 use crate::demand::LimitSlot;
 use crate::ids::{AgentId, MboxId};
+use crate::mbox::direct::AgentShared;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;

@@ -18,7 +18,7 @@
 //!   Each is acknowledged to the supervisor, which sequences the children.
 //! - What stays: the [`Mbox`] (same `MboxId`, same `Arc`), its dispatcher binding and queue,
 //!   its insend handlers and message limits (they belong to the mbox: senders read them with no
-//!   synchronisation, so they cannot be swapped — see `agent/shared.rs`), its counters and
+//!   synchronisation, so they cannot be swapped — see `mbox/direct.rs`), its counters and
 //!   stats. A new definition must declare the same insend message types and the same limits
 //!   (types and maxima) and, for an agent added with its typed address, handle its protocol
 //!   (`protocol.rs`); otherwise the start fails (acknowledged `StartFailed`, counted by the
@@ -54,7 +54,6 @@ use super::cell::{
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::layout::LayoutCache;
-use super::shared::AgentShared;
 use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot};
 use crate::disp::{Binder, Lease};
@@ -62,6 +61,7 @@ use crate::env::EnvHandle;
 use crate::error::DefineError;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::limit::shape_of;
+use crate::mbox::direct::AgentShared;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;

@@ -13,10 +13,10 @@
 //!    starts finishing (step 2).
 
 use super::{CoopDeregistered, DeregListener, DeregReason, PanicReaction};
-use crate::agent::shared::AgentShared;
 use crate::error::{DeregisterError, RegisterError};
 use crate::ids::{CoopId, IdHash, WatchId};
 use crate::mbox::Mbox;
+use crate::mbox::direct::AgentShared;
 use crate::supervision::SupervisorShared;
 use crate::watch::table::WatchTable;
 use crate::watch::{ExitReason, Terminated, WatchTarget};

@@ -71,9 +71,9 @@ fn segments_tile_the_index_space() {
 use super::{AgentRef, AgentSlab, FIRST_SEGMENT, IncarnationCx, IncarnationRef};
 use crate::agent::cell::{AgentBody, Exit, Taken};
 use crate::agent::restart::Control;
-use crate::agent::shared::AgentShared;
 use crate::demand::LimitSlot;
 use crate::ids::MboxId;
+use crate::mbox::direct::AgentShared;
 use crate::message::payload::Payload;
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
