@@ -119,11 +119,15 @@ pub mod mchain;
 #[cfg(not(loom))]
 mod message;
 #[cfg(not(loom))]
+mod panic_reaction;
+#[cfg(not(loom))]
 pub mod prelude;
 #[cfg(not(loom))]
 mod priority;
 #[cfg(not(loom))]
 pub mod protocol;
+#[cfg(not(loom))]
+mod reason;
 #[cfg(not(loom))]
 mod request;
 #[cfg(not(loom))]
@@ -145,7 +149,7 @@ pub mod watch;
 #[cfg(not(loom))]
 pub use crate::{
     agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, State},
-    coop::{Coop, CoopDeregistered, DeregReason, PanicReaction},
+    coop::{Coop, CoopDeregistered},
     destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
     error::{
@@ -159,10 +163,12 @@ pub use crate::{
     mbox::{Addr, InsendCtx, Mbox, MultiMbox, Recipient},
     mchain::{ChainStats, Mchain},
     message::Undelivered,
+    panic_reaction::PanicReaction,
     priority::Priority,
     protocol::Protocol,
+    reason::{DeregReason, ExitReason},
     request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, AgentTypeStats, EnvStats, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
-    watch::{ExitReason, Terminated, WatchTarget},
+    watch::{Terminated, WatchTarget},
 };

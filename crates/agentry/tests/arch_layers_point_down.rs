@@ -31,7 +31,16 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "foundation",
-        &["sync", "ids", "priority", "trace", "message", "error"],
+        &[
+            "sync",
+            "ids",
+            "priority",
+            "reason",
+            "panic_reaction",
+            "trace",
+            "message",
+            "error",
+        ],
     ),
     ("counters and timers", &["stats", "timer"]),
     (
@@ -58,8 +67,6 @@ const DEBT: &[(&str, &str)] = &[
     ("agent/cell.rs", "supervision"),
     ("agent/ctx.rs", "coop"),
     ("agent/ctx.rs", "env"),
-    ("agent/define.rs", "coop"),
-    ("agent/restart.rs", "coop"),
     ("agent/restart.rs", "env"),
     ("agent/restart.rs", "supervision"),
     ("coop.rs", "env"),
@@ -80,10 +87,8 @@ const DEBT: &[(&str, &str)] = &[
     ("limit.rs", "mbox"),
     ("mbox.rs", "agent"),
     ("protocol.rs", "agent"),
-    ("mbox/direct.rs", "coop"),
     ("mbox/direct.rs", "env"),
     ("mbox/direct.rs", "supervision"),
-    ("mbox/direct.rs", "watch"),
     ("mbox/recipient.rs", "destination"),
     ("mchain.rs", "mbox"),
     ("mchain/chain.rs", "mbox"),

@@ -3,12 +3,12 @@
 use super::handlers::{HandlerTable, TypedHandler};
 use super::state::{Hook, State, StateTree};
 use super::{Agent, Ctx};
-use crate::coop::PanicReaction;
 use crate::error::DefineError;
 use crate::limit::{LimitEntry, Overload};
 use crate::mbox::event_priority::EventPriorities;
 use crate::mbox::insend::{InsendCtx, InsendFn, InsendTable};
 use crate::mbox::{Mbox, MultiMbox, SubscriberOptions};
+use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::protocol::{self, Protocol};
 use crate::request::Request;

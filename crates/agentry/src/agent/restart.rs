@@ -54,7 +54,6 @@ use super::cell::{
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::layout::LayoutCache;
-use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot};
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
@@ -64,6 +63,7 @@ use crate::limit::shape_of;
 use crate::mbox::direct::AgentShared;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::payload::Payload;
+use crate::panic_reaction::PanicReaction;
 use crate::slab::IncarnationCx;
 use crate::supervision::SupervisorLink;
 use crate::supervision::supervisor::Ack;

@@ -6,20 +6,20 @@
 
 use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
-use crate::coop::PanicReaction;
 use crate::demand::{Demand, LimitSlot, Revocable};
 use crate::disp::EventQueue;
 use crate::env::EnvInner;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::limit::{Acquire, LimitTable};
 use crate::message::payload::Payload;
+use crate::panic_reaction::PanicReaction;
+use crate::reason::ExitReason;
 use crate::slab::IncarnationRef;
 use crate::stats::{AgentCounters, EnvCounters};
 use crate::supervision::SupervisorLink;
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
-use crate::watch::ExitReason;
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};

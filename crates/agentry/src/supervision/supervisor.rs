@@ -8,11 +8,13 @@
 use super::{Child, ChildStats, CoopFactory, Strategy, Supervision, SupervisorShared};
 use crate::agent::restart::{Control, send_control};
 use crate::agent::{Agent, Ctx, Define};
-use crate::coop::{CoopDeregistered, DeregReason, PanicReaction};
+use crate::coop::CoopDeregistered;
 use crate::error::UserError;
 use crate::error::{DefineError, DeregisterError};
 use crate::ids::{AgentId, CoopId};
 use crate::mbox::Mbox;
+use crate::panic_reaction::PanicReaction;
+use crate::reason::DeregReason;
 use crate::timer::TimerHandle;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
