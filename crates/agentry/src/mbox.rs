@@ -19,6 +19,7 @@ pub(crate) mod event_priority;
 pub(crate) mod insend;
 mod multi;
 mod recipient;
+pub(crate) mod supervisor_link;
 
 pub use addr::Addr;
 pub use insend::InsendCtx;

@@ -1103,7 +1103,7 @@ impl<A: Agent> AgentCell<A> {
             multi,
         };
         if let Some(link) = link {
-            link.ack(epoch, crate::supervision::supervisor::Ack::Stopped);
+            link.ack(epoch, crate::mbox::supervisor_link::Ack::Stopped);
         }
         Box::new(suspended)
     }
@@ -1185,7 +1185,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             // stopped, so this does not happen; the ack keeps it from waiting regardless).
             Control::Start { epoch } => {
                 if let Some(link) = self.shared().binding().and_then(|b| b.supervisor.as_ref()) {
-                    link.ack(epoch, crate::supervision::supervisor::Ack::Started);
+                    link.ack(epoch, crate::mbox::supervisor_link::Ack::Started);
                 }
                 self
             }
