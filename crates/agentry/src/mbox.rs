@@ -14,6 +14,7 @@
 //! `try_` variants).
 
 mod addr;
+pub(crate) mod current_agent;
 pub(crate) mod direct;
 pub(crate) mod event_priority;
 pub(crate) mod insend;
@@ -27,7 +28,6 @@ pub use multi::MultiMbox;
 pub(crate) use multi::{FilterFn, SubscriberOptions};
 pub use recipient::Recipient;
 
-use crate::agent::cell::current_agent;
 use crate::error::{RequestError, SendError};
 use crate::ids::{AgentId, MboxId};
 use crate::mbox::direct::{AgentShared, Refused};
@@ -35,6 +35,7 @@ use crate::message::payload::Payload;
 use crate::request::{PendingReply, ReplySlot, Request};
 use crate::stats::AgentStats;
 use crate::timer::token::TimerToken;
+use current_agent::current_agent;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

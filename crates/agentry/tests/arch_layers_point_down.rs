@@ -83,7 +83,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/thread_pool.rs", "env"),
     ("disp/thread_pool/worker.rs", "env"),
     ("limit.rs", "mbox"),
-    ("mbox.rs", "agent"),
     ("protocol.rs", "agent"),
     ("mbox/direct.rs", "env"),
     ("mbox/recipient.rs", "destination"),

@@ -40,6 +40,7 @@ use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::mbox::current_agent::CURRENT_AGENT;
 use crate::mbox::direct::AgentShared;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
@@ -53,21 +54,11 @@ use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use std::any::TypeId;
-use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-thread_local! {
-    static CURRENT_AGENT: Cell<Option<AgentId>> = const { Cell::new(None) };
-}
-
-/// The agent whose handler is running on this thread, if any.
-pub(crate) fn current_agent() -> Option<AgentId> {
-    CURRENT_AGENT.get()
-}
 
 /// What became of a message an agent took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
