@@ -39,7 +39,7 @@ use crate::error::{
 };
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
-use crate::mbox::direct::{AgentShared, TypeRules};
+use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
 use crate::mbox::{Addr, Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
 use crate::protocol::Protocol;
@@ -143,6 +143,21 @@ pub(crate) struct EnvInner {
     /// The agents' layouts, one per agent type (`agent/layout.rs`).
     pub(crate) layouts: LayoutCache,
     config: Config,
+}
+
+/// The mboxes' way to their environment (`mbox/direct.rs`), on their rare paths only.
+impl AgentHost for EnvInner {
+    fn agent_slab(&self) -> &AgentSlab {
+        &self.slab
+    }
+
+    fn finished_unqueued(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
+        self.agent_finished(coop, agent);
+    }
+
+    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
+        self.react_to_panic(reaction, coop);
+    }
 }
 
 impl EnvInner {
@@ -374,7 +389,7 @@ impl EnvInner {
                 type_rules: TypeRules::new(parts.insend, parts.event_priorities),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
-                env: Arc::downgrade(self),
+                env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),
                 trace: self.counters.trace.clone(),
             });

@@ -168,7 +168,7 @@ impl Mbox {
     pub fn stats(&self) -> AgentStats {
         let live = self.0.binding().and_then(|b| {
             let env = b.env.upgrade()?;
-            env.slab.live_counts(b.target.load())
+            env.agent_slab().live_counts(b.target.load())
         });
         // Read the published totals only after the live check failed: they are written before
         // the slot changes generation.

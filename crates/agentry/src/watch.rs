@@ -101,11 +101,8 @@ impl EnvInner {
         let Some(binding) = target.shared().binding() else {
             return Err(WatchError::NotRegistered(target.id()));
         };
-        if !binding
-            .env
-            .upgrade()
-            .is_some_and(|env| Arc::ptr_eq(&env, self))
-        {
+        // The same allocation (a weak reference keeps it, so its address is not reused).
+        if !std::ptr::addr_eq(binding.env.as_ptr(), Arc::as_ptr(self)) {
             return Err(WatchError::OtherEnv);
         }
         let (id, at_once) = self.registry.lock().watch_agent(watcher, target.shared());

@@ -84,7 +84,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/thread_pool/worker.rs", "env"),
     ("limit.rs", "mbox"),
     ("protocol.rs", "agent"),
-    ("mbox/direct.rs", "env"),
     ("mbox/recipient.rs", "destination"),
     ("mchain.rs", "mbox"),
     ("mchain/chain.rs", "mbox"),

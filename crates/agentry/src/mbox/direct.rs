@@ -8,14 +8,13 @@ use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
 use crate::demand::{Demand, LimitSlot, Revocable};
 use crate::disp::EventQueue;
-use crate::env::EnvInner;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::limit::{Acquire, LimitTable};
 use crate::mbox::supervisor_link::SupervisorLink;
 use crate::message::payload::Payload;
 use crate::panic_reaction::PanicReaction;
 use crate::reason::ExitReason;
-use crate::slab::IncarnationRef;
+use crate::slab::{AgentSlab, IncarnationRef};
 use crate::stats::{AgentCounters, EnvCounters};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
@@ -36,7 +35,8 @@ pub(crate) struct Binding {
     pub(crate) type_rules: Option<Box<TypeRules>>,
     pub(crate) limits: LimitTable,
     pub(crate) panic_reaction: PanicReaction,
-    pub(crate) env: Weak<EnvInner>,
+    /// The environment (`env.rs` implements [`AgentHost`]).
+    pub(crate) env: Weak<dyn AgentHost>,
     /// Its supervisor, if it was added with a factory to a supervising coop.
     pub(crate) supervisor: Option<SupervisorLink>,
     /// The message tracer, if tracing is on (read on the insend path, next to `insend`).
@@ -55,6 +55,20 @@ impl Binding {
             .as_ref()
             .is_some_and(|r| r.insend.contains::<M>())
     }
+}
+
+/// What a bound agent's mbox asks of its environment, never on the message path: the slab
+/// (burying the agent's tombstone as its mbox drops, live counts for `Mbox::stats`), an agent
+/// that finished without its finish demand (its dispatcher closed under it), and the panic
+/// reaction of an insend handler. Implemented by the env (`env.rs`): a trait here, so that
+/// the mboxes do not import the env — one dynamic call on those rare paths, none per message.
+pub(crate) trait AgentHost: Send + Sync {
+    /// The environment's agent slab.
+    fn agent_slab(&self) -> &AgentSlab;
+    /// `agent` of `coop` is gone without a finish demand (`EnvInner::agent_finished`).
+    fn finished_unqueued(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
+    /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
+    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId);
 }
 
 /// What an agent declared per message type for its senders: insend handlers and event
@@ -84,7 +98,7 @@ impl Drop for AgentShared {
                 &crate::stats::AgentStats::read(&self.stats),
             );
             if let Some(env) = b.env.upgrade() {
-                env.slab.bury(b.target.load());
+                env.agent_slab().bury(b.target.load());
             }
         }
     }
@@ -155,7 +169,7 @@ impl AgentShared {
             tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
             drop(demand);
             if let Some(env) = b.env.upgrade() {
-                env.agent_finished(b.coop, self);
+                env.finished_unqueued(b.coop, self);
             }
         }
         true
@@ -282,7 +296,7 @@ impl AgentShared {
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
                     if let Some(env) = b.env.upgrade() {
-                        env.react_to_panic(reaction, b.coop);
+                        env.react_to_insend_panic(reaction, b.coop);
                     }
                 }
             }
