@@ -17,6 +17,7 @@
 //! is deregistered, or at `run()` if no coop was ever registered.
 
 mod builder;
+mod watches;
 
 pub use builder::EnvBuilder;
 
@@ -40,6 +41,7 @@ use crate::error::{
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
 use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
+use crate::mbox::named::NamedMboxes;
 use crate::mbox::{Addr, Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
 use crate::protocol::Protocol;
@@ -108,11 +110,6 @@ struct WorkerThread {
     join: Option<JoinHandle<()>>,
 }
 
-enum Named {
-    Multi(MultiMbox),
-    Direct(Mbox),
-}
-
 pub(crate) struct Config {
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) autoshutdown: bool,
@@ -131,7 +128,7 @@ pub(crate) struct EnvInner {
     pub(crate) counters: Arc<EnvCounters>,
     pub(crate) registry: Mutex<Registry>,
     ever_registered: std::sync::atomic::AtomicBool,
-    names: Mutex<HashMap<String, Named>>,
+    names: NamedMboxes,
     phase: AtomicU8,
     lifecycle: Mutex<Lifecycle>,
     stopped: Condvar,
@@ -168,7 +165,7 @@ impl EnvInner {
             counters: Arc::clone(&counters),
             registry: Mutex::new(Registry::default()),
             ever_registered: std::sync::atomic::AtomicBool::new(false),
-            names: Mutex::new(HashMap::new()),
+            names: NamedMboxes::default(),
             phase: AtomicU8::new(RUNNING),
             lifecycle: Mutex::new(Lifecycle {
                 guards: HashMap::new(),
@@ -654,51 +651,24 @@ impl EnvHandle {
 
     /// The multi mbox named `name`, created on first use.
     pub fn named_mbox(&self, name: &str) -> Result<MultiMbox, NameError> {
-        if name.is_empty() {
-            return Err(NameError::Empty);
-        }
-        let mut names = self.0.names.lock();
-        match names.get(name) {
-            Some(Named::Multi(m)) => Ok(m.clone()),
-            Some(Named::Direct(_)) => Err(NameError::KindMismatch(name.to_owned())),
-            None => {
-                let m = MultiMbox::new(Some(name.into()), Arc::clone(&self.0.counters));
-                names.insert(name.to_owned(), Named::Multi(m.clone()));
-                Ok(m)
-            }
-        }
+        self.0.names.multi(name, &self.0.counters)
     }
 
     /// Publishes an agent's direct mbox under `name` (e.g. a service others send requests
     /// to). Publishing the same mbox again is fine; another mbox under a taken name is
     /// [`NameError::Taken`], a name of a named multi mbox [`NameError::KindMismatch`].
     pub fn publish(&self, name: &str, mbox: &Mbox) -> Result<(), NameError> {
-        if name.is_empty() {
-            return Err(NameError::Empty);
-        }
-        let mut names = self.0.names.lock();
-        match names.get(name) {
-            Some(Named::Direct(m)) if m == mbox => Ok(()),
-            Some(Named::Direct(_)) => Err(NameError::Taken(name.to_owned())),
-            Some(Named::Multi(_)) => Err(NameError::KindMismatch(name.to_owned())),
-            None => {
-                names.insert(name.to_owned(), Named::Direct(mbox.clone()));
-                Ok(())
-            }
-        }
+        self.0.names.publish(name, mbox)
     }
 
     /// The direct mbox published under `name`.
     pub fn lookup(&self, name: &str) -> Option<Mbox> {
-        match self.0.names.lock().get(name) {
-            Some(Named::Direct(m)) => Some(m.clone()),
-            _ => None,
-        }
+        self.0.names.lookup(name)
     }
 
     /// Removes a name (of a published or a named multi mbox). Returns true if it existed.
     pub fn unpublish(&self, name: &str) -> bool {
-        self.0.names.lock().remove(name).is_some()
+        self.0.names.unpublish(name)
     }
 
     /// The direct mbox of the live agent `id`, if it still exists.

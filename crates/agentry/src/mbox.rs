@@ -19,6 +19,7 @@ pub(crate) mod direct;
 pub(crate) mod event_priority;
 pub(crate) mod insend;
 mod multi;
+pub(crate) mod named;
 mod recipient;
 pub(crate) mod supervisor_link;
 

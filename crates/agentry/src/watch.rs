@@ -62,11 +62,7 @@ pub(crate) mod table;
 pub use crate::reason::ExitReason;
 
 use crate::coop::registry::Actions;
-use crate::env::EnvInner;
-use crate::error::WatchError;
 use crate::ids::{CoopId, MboxId, WatchId};
-use crate::mbox::Mbox;
-use std::sync::Arc;
 
 /// What a watch watches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,54 +82,6 @@ pub struct Terminated {
     pub target: WatchTarget,
     /// Why it is gone.
     pub reason: ExitReason,
-}
-
-impl EnvInner {
-    /// `watcher` watches the agent behind `target` (see the ground rules).
-    pub(crate) fn watch_agent(
-        self: &Arc<Self>,
-        watcher: &Mbox,
-        target: &Mbox,
-    ) -> Result<WatchId, WatchError> {
-        if watcher == target {
-            return Err(WatchError::SelfWatch);
-        }
-        let Some(binding) = target.shared().binding() else {
-            return Err(WatchError::NotRegistered(target.id()));
-        };
-        // The same allocation (a weak reference keeps it, so its address is not reused).
-        if !std::ptr::addr_eq(binding.env.as_ptr(), Arc::as_ptr(self)) {
-            return Err(WatchError::OtherEnv);
-        }
-        let (id, at_once) = self.registry.lock().watch_agent(watcher, target.shared());
-        if let Some(t) = at_once {
-            watcher.send(t);
-        }
-        Ok(id)
-    }
-
-    /// `watcher` watches the coop `coop`.
-    pub(crate) fn watch_coop(self: &Arc<Self>, watcher: &Mbox, coop: CoopId) -> WatchId {
-        let (id, at_once) = self.registry.lock().watch_coop(watcher, coop);
-        if let Some(t) = at_once {
-            watcher.send(t);
-        }
-        id
-    }
-
-    /// Removes `watcher`'s watch `id`.
-    pub(crate) fn unwatch(&self, watcher: &Mbox, id: WatchId) -> Result<(), WatchError> {
-        if self.registry.lock().watches.remove(watcher.id(), id) {
-            Ok(())
-        } else {
-            Err(WatchError::UnknownWatch(id))
-        }
-    }
-
-    /// Removes every watch `watcher` made (its incarnation finished for a restart).
-    pub(crate) fn drop_watches_of(&self, watcher: MboxId) {
-        self.registry.lock().watches.drop_watcher(watcher);
-    }
 }
 
 /// Sends the `Terminated` messages of `actions` (outside the registry lock).

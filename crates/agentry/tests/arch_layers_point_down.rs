@@ -89,7 +89,6 @@ const DEBT: &[(&str, &str)] = &[
     ("mchain/chain.rs", "mbox"),
     ("slab.rs", "agent"),
     ("slab.rs", "mbox"),
-    ("watch.rs", "env"),
 ];
 
 /// Files outside the table: the crate's public map and the prelude re-export every layer; the
