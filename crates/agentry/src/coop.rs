@@ -23,9 +23,8 @@ use crate::agent::define::DefinitionCheck;
 use crate::agent::restart::SupervisedAgent;
 use crate::agent::{Agent, Define};
 use crate::disp::Binder;
-use crate::env::EnvHandle;
 use crate::ids::CoopId;
-use crate::mbox::direct::AgentShared;
+use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Addr, Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
 use crate::protocol::Protocol;
@@ -113,7 +112,8 @@ pub(crate) struct PendingAgent {
 /// env.run();
 /// ```
 pub struct Coop {
-    pub(crate) env: EnvHandle,
+    /// The env it was made by (only that env registers it).
+    pub(crate) env: Arc<dyn AgentHost>,
     pub(crate) parent: Option<CoopId>,
     pub(crate) binder: Option<Binder>,
     pub(crate) panic_reaction: Option<PanicReaction>,
@@ -125,7 +125,7 @@ pub struct Coop {
 }
 
 impl Coop {
-    pub(crate) fn new(env: EnvHandle) -> Self {
+    pub(crate) fn new(env: Arc<dyn AgentHost>) -> Self {
         Coop {
             env,
             parent: None,
@@ -185,7 +185,7 @@ impl Coop {
     ) -> Mbox {
         let shared = Arc::new(AgentShared::new(
             agent_type,
-            Arc::clone(&self.env.inner().counters),
+            Arc::clone(self.env.counters()),
         ));
         let mbox = Mbox::from_shared(Arc::clone(&shared));
         self.agents.push(PendingAgent {

@@ -142,10 +142,15 @@ pub(crate) struct EnvInner {
     config: Config,
 }
 
-/// The mboxes' way to their environment (`mbox/direct.rs`), on their rare paths only.
+/// The way of the mboxes (`mbox/direct.rs`, on their rare paths only) and of the coop builder
+/// to their environment.
 impl AgentHost for EnvInner {
     fn agent_slab(&self) -> &AgentSlab {
         &self.slab
+    }
+
+    fn counters(&self) -> &Arc<EnvCounters> {
+        &self.counters
     }
 
     fn finished_unqueued(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
@@ -261,7 +266,7 @@ impl EnvInner {
     }
 
     fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
-        if self.address() != coop.env.inner().address() {
+        if !std::ptr::addr_eq(Arc::as_ptr(&coop.env), Arc::as_ptr(self)) {
             return Err(RegisterError::WrongEnv);
         }
         if self.phase() >= SHUTTING_DOWN {
@@ -583,7 +588,7 @@ impl EnvHandle {
 
     /// A new, empty coop of this environment.
     pub fn new_coop(&self) -> Coop {
-        Coop::new(self.clone())
+        Coop::new(Arc::clone(&self.0) as Arc<dyn AgentHost>)
     }
 
     /// Registers `coop` as one transaction: every agent is defined, bound, subscribed and

@@ -67,7 +67,6 @@ const DEBT: &[(&str, &str)] = &[
     ("agent/ctx.rs", "coop"),
     ("agent/ctx.rs", "env"),
     ("agent/restart.rs", "env"),
-    ("coop.rs", "env"),
     ("coop.rs", "supervision"),
     ("coop/registry.rs", "supervision"),
     ("coop/registry.rs", "watch"),

@@ -60,11 +60,15 @@ impl Binding {
 /// What a bound agent's mbox asks of its environment, never on the message path: the slab
 /// (burying the agent's tombstone as its mbox drops, live counts for `Mbox::stats`), an agent
 /// that finished without its finish demand (its dispatcher closed under it), and the panic
-/// reaction of an insend handler. Implemented by the env (`env.rs`): a trait here, so that
-/// the mboxes do not import the env — one dynamic call on those rare paths, none per message.
+/// reaction of an insend handler; and the counters new agents count in (the coop builder, which
+/// holds its env as an `Arc<dyn AgentHost>`). Implemented by the env (`env.rs`): a trait here,
+/// so that the mboxes and coops do not import the env — one dynamic call on those rare paths,
+/// none per message.
 pub(crate) trait AgentHost: Send + Sync {
     /// The environment's agent slab.
     fn agent_slab(&self) -> &AgentSlab;
+    /// The environment's counters.
+    fn counters(&self) -> &Arc<EnvCounters>;
     /// `agent` of `coop` is gone without a finish demand (`EnvInner::agent_finished`).
     fn finished_unqueued(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
     /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
