@@ -153,7 +153,7 @@ impl AgentHost for EnvInner {
         &self.counters
     }
 
-    fn finished_unqueued(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
+    fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
         self.agent_finished(coop, agent);
     }
 

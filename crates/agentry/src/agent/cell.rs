@@ -32,16 +32,16 @@ use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{AgentLayout, LayoutCache};
-use super::restart::{Control, Restartable, Suspended, unsubscribe};
+use super::restart::{Restartable, Suspended, unsubscribe};
 use super::state::{Hooks, State};
 use crate::coop::start::{CoopStart, Failed, Go};
-use crate::demand::LimitSlot;
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::limit::LimitSlot;
 use crate::mbox::current_agent::CURRENT_AGENT;
-use crate::mbox::direct::AgentShared;
+use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
@@ -50,6 +50,7 @@ use crate::priority::Priority;
 use crate::protocol::Protocol;
 use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
+pub(crate) use crate::slab::body::{AgentBody, Control, Exit, Taken};
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
@@ -59,57 +60,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// What became of a message an agent took.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// A handler ran (and returned or panicked).
-    Handled,
-    /// The agent had no handler for it in its current state: rejected and counted.
-    Unhandled,
-    /// Kept for later (a failed supervised agent's next incarnation, or until the agent's coop
-    /// has started); counted when it is finally taken.
-    Deferred,
-    /// Not handled and never will be (the agent is not running): counted as dropped.
-    Dropped,
-}
-
-/// What a dispatcher can ask of an agent.
-pub(crate) trait AgentBody: Send {
-    /// Runs `on_start` (once; later calls do nothing).
-    fn on_start(&mut self);
-    /// Handles one message.
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken;
-    /// Handles a timer's message whose token allowed delivery when the dispatcher took it. A
-    /// body that defers it keeps the token: a cancel before a next incarnation takes the
-    /// message still revokes it.
-    fn on_timer_message(
-        &mut self,
-        source: MboxId,
-        payload: Payload,
-        limit: LimitSlot,
-        token: Arc<TimerToken>,
-    ) -> Taken;
-    /// Drops a message that must not be handled (its timer was cancelled), giving back its
-    /// place under the agent's message limit.
-    fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot);
-    /// Runs `on_finish` and leaves every state; the body is dropped next.
-    fn on_finish(&mut self) -> Exit;
-    /// Carries out a supervisor's control demand (`agent/restart.rs`); returns the body that
-    /// occupies the slot next.
-    fn control(self: Box<Self>, control: Control, cx: &mut IncarnationCx<'_>)
-    -> Box<dyn AgentBody>;
-    /// The name of the state the agent is in (reported to the testing kit's observer).
-    fn state_name(&self) -> &str;
-}
-
-/// Who to tell once a finished agent's body has been dropped.
-pub(crate) struct Exit {
-    pub(crate) env: EnvHandle,
-    pub(crate) coop: CoopId,
-    /// The agent's mbox (it records why the agent left; death watch).
-    pub(crate) agent: Arc<AgentShared>,
-}
 
 /// How an agent is observed (fixed when it is bound): message tracing, handler timing,
 /// `tracing` spans around its handlers.
@@ -1154,7 +1104,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             );
         }
         Exit {
-            env: self.ctx.env.clone(),
+            env: Arc::clone(self.ctx.env.inner()) as Arc<dyn AgentHost>,
             coop: self.ctx.coop,
             agent: Arc::clone(self.ctx.mbox.shared()),
         }

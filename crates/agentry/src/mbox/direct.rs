@@ -6,9 +6,10 @@
 
 use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
-use crate::demand::{Demand, LimitSlot, Revocable};
+use crate::demand::{Demand, Revocable};
 use crate::disp::EventQueue;
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::limit::LimitSlot;
 use crate::limit::{Acquire, LimitTable};
 use crate::mbox::supervisor_link::SupervisorLink;
 use crate::message::payload::Payload;
@@ -70,7 +71,7 @@ pub(crate) trait AgentHost: Send + Sync {
     /// The environment's counters.
     fn counters(&self) -> &Arc<EnvCounters>;
     /// `agent` of `coop` is gone without a finish demand (`EnvInner::agent_finished`).
-    fn finished_unqueued(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
+    fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
     /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
     fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId);
 }
@@ -173,7 +174,7 @@ impl AgentShared {
             tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
             drop(demand);
             if let Some(env) = b.env.upgrade() {
-                env.finished_unqueued(b.coop, self);
+                env.agent_left(b.coop, self);
             }
         }
         true

@@ -6,8 +6,9 @@
 use super::queue::{Policy, Queue};
 use super::server::Server;
 use crate::Env;
-use crate::demand::{Demand, LimitSlot};
+use crate::demand::Demand;
 use crate::ids::MboxId;
+use crate::limit::LimitSlot;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
 use crate::sync::parker::Parker;
