@@ -30,11 +30,11 @@ use crate::coop::start::{CoopStart, Failed};
 use crate::demand::Demand;
 use crate::destination::Destination;
 use crate::destination::sealed::Timed;
-use crate::disp::Driver;
 use crate::disp::OneThreadDispatcher;
 use crate::disp::{
     BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats, check_name,
 };
+use crate::disp::{Closable, Driver, is_worker_of, on_a_dispatcher_thread};
 use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
@@ -52,7 +52,6 @@ use crate::supervision::SupervisorStats;
 use crate::timer::{Clock, EngineKind, TimerHandle, TimerService};
 use crate::trace::TraceFilter;
 use parking_lot::{Condvar, Mutex};
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -78,30 +77,9 @@ const STOPPING: u8 = 1;
 const SHUTTING_DOWN: u8 = 2;
 const STOPPED: u8 = 3;
 
-thread_local! {
-    /// Address of the environment whose dispatcher this thread runs (0 if none).
-    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Marks the calling thread as a worker of the environment at `env_address`.
-pub(crate) fn mark_worker_of(env_address: usize) {
-    WORKER_OF.set(env_address);
-}
-
-/// True on a thread that runs agents — a dispatcher's worker or a driven dispatcher's thread,
-/// of any environment: a blocking wait there for other agents could deadlock.
-pub(crate) fn on_a_dispatcher_thread() -> bool {
-    WORKER_OF.get() != 0 || crate::disp::serves_a_queue()
-}
-
 struct Lifecycle {
     guards: HashMap<u64, Arc<dyn StopGuard>>,
     next_guard: u64,
-}
-
-/// Something the environment closes at shutdown so that its threads exit.
-pub(crate) trait Closable: Send + Sync {
-    fn close(&self);
 }
 
 struct WorkerThread {
@@ -527,7 +505,7 @@ impl EnvInner {
 
     /// Blocks until stopped or `deadline`; true if stopped.
     fn wait_stopped_until(&self, deadline: Instant) -> bool {
-        if WORKER_OF.get() == self.address() {
+        if is_worker_of(self.address()) {
             tracing::error!("an environment was run on one of its own worker threads; not waiting");
             return true;
         }
@@ -546,7 +524,7 @@ impl EnvInner {
 
     /// Blocks until stopped, then closes every dispatcher and joins its thread.
     fn wait_and_join(self: &Arc<Self>) {
-        if WORKER_OF.get() == self.address() {
+        if is_worker_of(self.address()) {
             tracing::error!(
                 "an environment was run or dropped on one of its own worker threads; not waiting"
             );
