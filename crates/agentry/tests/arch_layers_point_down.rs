@@ -81,7 +81,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/thread_pool.rs", "env"),
     ("limit.rs", "mbox"),
     ("protocol.rs", "agent"),
-    ("mbox/recipient.rs", "destination"),
     ("mchain.rs", "mbox"),
     ("mchain/chain.rs", "mbox"),
     ("slab.rs", "mbox"),
