@@ -32,7 +32,7 @@
 //!   most `max`). It is a timer message to the supervisor, cancelled if the coop leaves.
 //! - A restarted agent keeps its [`Mbox`] (same id, same binding, same insend
 //!   handlers and message limits — a new definition must declare the same ones or the start
-//!   fails) and gets a new [`AgentId`]. What becomes of its messages is stated
+//!   fails) and gets a new [`AgentId`](crate::AgentId). What becomes of its messages is stated
 //!   in `agent/restart.rs`: they are kept for the next incarnation.
 //! - A restarted child coop gets a new [`CoopId`] (see [`SupervisorStats`]).
 //! - Nothing is restarted once the supervising coop is being deregistered.
