@@ -418,7 +418,7 @@ impl EnvInner {
     }
 
     fn perform(self: &Arc<Self>, mut actions: Actions) {
-        crate::watch::notify(&mut actions);
+        watches::notify(&mut actions);
         // Listeners first: a coop's listeners have run before its parent is told to finish
         // (so before the parent's own listeners can run).
         for (listeners, event) in actions.notify {

@@ -61,7 +61,6 @@ pub(crate) mod table;
 
 pub use crate::reason::ExitReason;
 
-use crate::coop::registry::Actions;
 use crate::ids::{CoopId, MboxId, WatchId};
 
 /// What a watch watches.
@@ -82,11 +81,4 @@ pub struct Terminated {
     pub target: WatchTarget,
     /// Why it is gone.
     pub reason: ExitReason,
-}
-
-/// Sends the `Terminated` messages of `actions` (outside the registry lock).
-pub(crate) fn notify(actions: &mut Actions) {
-    for (watcher, terminated) in actions.terminated.drain(..) {
-        watcher.send(terminated);
-    }
 }

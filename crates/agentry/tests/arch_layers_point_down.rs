@@ -71,7 +71,6 @@ const DEBT: &[(&str, &str)] = &[
     ("agent/restart.rs", "env"),
     ("coop.rs", "supervision"),
     ("coop/registry.rs", "supervision"),
-    ("coop/registry.rs", "watch"),
     ("demand.rs", "mbox"),
     ("disp.rs", "env"),
     ("disp/active_group.rs", "env"),
@@ -597,15 +596,16 @@ fn check(
             if target == from {
                 continue;
             }
-            let excused = debt.iter().position(|(f, t)| f == file && *t == target);
-            if let Some(k) = excused
-                && to_layer >= from_layer
-            {
-                debt_used[k] = true;
-                continue;
-            }
-            if to_layer > from_layer {
-                violations.push(Violation::PointsUp {
+            let excused = debt
+                .iter()
+                .position(|(f, t)| f == file && *t == target)
+                .filter(|_| to_layer >= from_layer);
+            match excused {
+                // An upward arrow is the debt itself; an arrow inside the layer is debt only
+                // while it closes a cycle (checked below).
+                Some(k) if to_layer > from_layer => debt_used[k] = true,
+                Some(_) => {}
+                None if to_layer > from_layer => violations.push(Violation::PointsUp {
                     file: r.file.clone(),
                     line: r.line,
                     from: from.to_string(),
@@ -613,7 +613,8 @@ fn check(
                     to: target.to_string(),
                     to_layer: table.names[to_layer].clone(),
                     path: r.to.join("::"),
-                });
+                }),
+                None => {}
             }
             edges.push(Edge {
                 from: from.to_string(),
@@ -622,7 +623,26 @@ fn check(
                 line: r.line,
                 same_layer: to_layer == from_layer,
                 layer: from_layer,
+                excused,
             });
+        }
+    }
+
+    // A debt arrow inside a layer is still needed while it closes a cycle with every arrow.
+    for k in 0..table.names.len() {
+        let inner: Vec<&Edge> = edges
+            .iter()
+            .filter(|e| e.same_layer && e.layer == k)
+            .collect();
+        let sccs = cycles(&inner);
+        for e in &inner {
+            if let Some(d) = e.excused
+                && sccs
+                    .iter()
+                    .any(|c| c.contains(&e.from) && c.contains(&e.to))
+            {
+                debt_used[d] = true;
+            }
         }
     }
 
@@ -639,7 +659,7 @@ fn check(
     for (k, name) in table.names.iter().enumerate() {
         let inner: Vec<&Edge> = edges
             .iter()
-            .filter(|e| e.same_layer && e.layer == k)
+            .filter(|e| e.same_layer && e.layer == k && e.excused.is_none())
             .collect();
         for scc in cycles(&inner) {
             let mut arrows: Vec<String> = Vec::new();
@@ -670,6 +690,8 @@ struct Edge {
     line: usize,
     same_layer: bool,
     layer: usize,
+    /// The `DEBT` entry that excuses it, if any.
+    excused: Option<usize>,
 }
 
 /// The sets of entries that reach each other (more than one entry each).
@@ -990,6 +1012,35 @@ fn unplaced_files_and_stale_entries_are_caught() {
             "layer table entry `env` names no module of the crate",
             "crates/agentry/src/stray.rs: its module sits in no layer",
         ]
+    );
+}
+
+#[test]
+fn a_debt_entry_inside_a_layer_lasts_only_while_it_closes_a_cycle() {
+    let debt = [("queue.rs", "ids")];
+    let cycle = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", "use crate::queue::Q;\n"),
+        ("queue.rs", "use crate::ids::Id;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    assert_eq!(check(TOY, &debt, &cycle).0, []);
+    let chain = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", ""),
+        ("queue.rs", "use crate::ids::Id;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    let msgs: Vec<String> = check(TOY, &debt, &chain)
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        msgs,
+        ["debt entry (\"queue.rs\", \"ids\") breaks no rule any more: remove it from DEBT"]
     );
 }
 

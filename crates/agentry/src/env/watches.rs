@@ -3,6 +3,7 @@
 //! already gone at once.
 
 use super::EnvInner;
+use crate::coop::registry::Actions;
 use crate::error::WatchError;
 use crate::ids::{CoopId, MboxId, WatchId};
 use crate::mbox::Mbox;
@@ -53,5 +54,12 @@ impl EnvInner {
     /// Removes every watch `watcher` made (its incarnation finished for a restart).
     pub(crate) fn drop_watches_of(&self, watcher: MboxId) {
         self.registry.lock().watches.drop_watcher(watcher);
+    }
+}
+
+/// Sends the `Terminated` messages of `actions` (outside the registry lock).
+pub(crate) fn notify(actions: &mut Actions) {
+    for (watcher, terminated) in actions.terminated.drain(..) {
+        watcher.send(terminated);
     }
 }
