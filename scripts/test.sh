@@ -3,7 +3,8 @@
 #
 #   scripts/test.sh
 #
-# 1. formatting and lints (rustfmt, clippy with warnings as errors);
+# 1. formatting, the core's layer check (no module imports a higher layer) and lints (rustfmt,
+#    clippy with warnings as errors);
 # 2. every unit, integration and doc test of the workspace, the examples (each runs as a
 #    test), and every benchmark once at smoke scale to check that it computes the right result;
 # 3. the loom model checks of the lock-free code (a separate build with `--cfg loom`);
@@ -48,6 +49,9 @@ export AGENTRY_PYTHON="$PWD/$py_env/bin/python3"
 
 step "rustfmt"
 cargo fmt --all -- --check
+
+step "layers of the core: every import points down (docs/ARCHITECTURE.md, Layers)"
+cargo test -p agentry --test arch_layers_point_down
 
 step "clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings

@@ -4,19 +4,15 @@
 pub(crate) mod cell;
 mod ctx;
 pub(crate) mod define;
-pub(crate) mod event_priority;
 #[allow(unsafe_code)]
 mod handlers;
 pub(crate) mod held;
-pub(crate) mod insend;
 pub(crate) mod layout;
 pub(crate) mod restart;
-pub(crate) mod shared;
 mod state;
 
 pub use ctx::Ctx;
 pub use define::{Define, Filtered, FromMulti, InStates};
-pub use insend::InsendCtx;
 pub use state::State;
 
 use crate::error::{DefineError, UserError};

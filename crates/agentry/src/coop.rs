@@ -21,63 +21,17 @@ pub(crate) mod start;
 use crate::agent::cell::{Declared, UndefinedAgent};
 use crate::agent::define::DefinitionCheck;
 use crate::agent::restart::SupervisedAgent;
-use crate::agent::shared::AgentShared;
 use crate::agent::{Agent, Define};
 use crate::disp::Binder;
-use crate::env::EnvHandle;
 use crate::ids::CoopId;
+use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::panic_reaction::PanicReaction;
 use crate::protocol::Protocol;
+use crate::reason::DeregReason;
 use crate::supervision::{ChildSpec, Supervision};
 use std::fmt;
 use std::sync::Arc;
-
-/// What happens when a handler panics. The panic is always caught and counted; other agents
-/// keep running. (The panic message still goes through the process's panic hook, which
-/// prints it to stderr by default; install a hook with `std::panic::set_hook` to change that.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PanicReaction {
-    /// Keep going (the agent's state is whatever the handler left).
-    Ignore,
-    /// Deregister the agent's coop with [`DeregReason::Panic`] (the default).
-    DeregisterCoop,
-    /// Stop the whole environment.
-    ShutdownEnv,
-    /// Abort the process.
-    Abort,
-    /// Report the failure to the agent's supervisor, which restarts it by its coop's policy
-    /// ([`Coop::supervise`]); meanwhile the agent handles nothing and keeps its messages for its
-    /// next incarnation. The default of agents added with [`Coop::add_supervised`]. An agent
-    /// without a supervisor reacts as with `DeregisterCoop`.
-    Supervise,
-}
-
-/// Why a coop was deregistered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DeregReason {
-    /// Deregistered on request, its work done.
-    Normal,
-    /// The environment shut down.
-    Shutdown,
-    /// Its parent was deregistered.
-    ParentDeregistered,
-    /// A handler of one of its agents panicked (reaction `DeregisterCoop`).
-    Panic,
-    /// Its supervisor gave up: its children failed more often than the restart intensity
-    /// allows (see [`Supervision::intensity`]).
-    Escalation,
-    /// Its supervisor deregistered it to register a fresh one in its place (a supervised child
-    /// coop being restarted).
-    Restart,
-    /// One of its agents failed to start (`on_start` returned an error or panicked): the coop
-    /// was rolled back as part of its registration (see
-    /// [`EnvHandle::register_coop`](crate::EnvHandle::register_coop)).
-    StartFailed,
-    /// An application-defined reason.
-    User(u32),
-}
 
 /// Sent to the mboxes registered with [`Coop::notify_on_dereg`] once the coop is gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +112,8 @@ pub(crate) struct PendingAgent {
 /// env.run();
 /// ```
 pub struct Coop {
-    pub(crate) env: EnvHandle,
+    /// The env it was made by (only that env registers it).
+    pub(crate) env: Arc<dyn AgentHost>,
     pub(crate) parent: Option<CoopId>,
     pub(crate) binder: Option<Binder>,
     pub(crate) panic_reaction: Option<PanicReaction>,
@@ -170,7 +125,7 @@ pub struct Coop {
 }
 
 impl Coop {
-    pub(crate) fn new(env: EnvHandle) -> Self {
+    pub(crate) fn new(env: Arc<dyn AgentHost>) -> Self {
         Coop {
             env,
             parent: None,
@@ -230,7 +185,7 @@ impl Coop {
     ) -> Mbox {
         let shared = Arc::new(AgentShared::new(
             agent_type,
-            Arc::clone(&self.env.inner().counters),
+            Arc::clone(self.env.counters()),
         ));
         let mbox = Mbox::from_shared(Arc::clone(&shared));
         self.agents.push(PendingAgent {

@@ -4,8 +4,9 @@
 //! The layout is flat and `repr(C)` (56 bytes, 8-byte fields first): demands are moved in and
 //! out of queues on every send, so they must copy as a few aligned words.
 
-use crate::agent::shared::AgentShared;
 use crate::ids::{AgentId, MboxId};
+use crate::limit::LimitSlot;
+use crate::mbox::direct::AgentShared;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::{AgentRef, AgentSlab, SlotPtr};
@@ -14,27 +15,6 @@ use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-
-/// Index of the message limit a queued message holds a place in.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct LimitSlot(u16);
-
-impl LimitSlot {
-    /// The message is not limited.
-    pub(crate) const NONE: LimitSlot = LimitSlot(u16::MAX);
-    /// The message's type is not limited but the agent's queue depth is tracked.
-    pub(crate) const DEPTH: LimitSlot = LimitSlot(u16::MAX - 1);
-
-    pub(crate) fn new(index: u16) -> Self {
-        debug_assert!(index < u16::MAX - 1);
-        LimitSlot(index)
-    }
-
-    /// The index of the limit the message holds a place in, if any.
-    pub(crate) fn index(self) -> Option<usize> {
-        (self.0 < u16::MAX - 1).then_some(usize::from(self.0))
-    }
-}
 
 /// What the agent is asked to do.
 ///

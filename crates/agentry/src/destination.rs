@@ -34,7 +34,7 @@
 //! chains), never lost silently. Sealing lets the runtime know how to deliver to each kind
 //! (timers carry their cancellation token through it).
 
-use crate::mbox::{Mbox, MultiMbox};
+use crate::mbox::{Mbox, MultiMbox, Recipient};
 use crate::mchain::Mchain;
 
 /// Somewhere a message of type `M` can be sent: an [`Mbox`], a
@@ -96,5 +96,18 @@ impl<M: Send + 'static> sealed::Deliver<M> for Mchain {
 impl<M: Send + 'static> Destination<M> for Mchain {
     fn send(&self, message: M) {
         Mchain::send(self, message);
+    }
+}
+
+impl<M: Send + 'static> sealed::Deliver<M> for Recipient<M> {
+    fn send_timed(&self, message: M, token: sealed::Timed<'_>) {
+        sealed::Deliver::send_timed(self.mbox(), message, token);
+    }
+}
+
+impl<M: Send + 'static> Destination<M> for Recipient<M> {
+    #[inline]
+    fn send(&self, message: M) {
+        self.mbox().send(message);
     }
 }

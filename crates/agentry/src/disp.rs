@@ -76,6 +76,7 @@ mod local_queue;
 pub(crate) mod one_thread;
 mod prio_one_thread;
 pub(crate) mod thread_pool;
+mod worker_of;
 
 pub use active_group::{ActiveGroupBuilder, ActiveGroupDispatcher};
 pub use active_obj::{ActiveObjBuilder, ActiveObjDispatcher};
@@ -87,6 +88,7 @@ pub use prio_one_thread::{PrioOneThreadBuilder, PrioOneThreadDispatcher};
 /// thread blocks: a dispatcher thread hands over what it holds (the pool's affinity).
 pub(crate) use thread_pool::before_blocking;
 pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};
+pub(crate) use worker_of::{is_worker_of, mark_worker_of, on_a_dispatcher_thread};
 
 use crate::demand::Demand;
 use crate::env::EnvHandle;
@@ -96,6 +98,13 @@ use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Something the environment closes at shutdown so that its threads exit (an engine queue, a
+/// thread pool): each dispatcher registers its closer with its env as it is built.
+pub(crate) trait Closable: Send + Sync {
+    /// Closes it: its threads finish what is queued and exit.
+    fn close(&self);
+}
 
 /// Where an agent's demands go.
 #[derive(Clone)]

@@ -17,38 +17,41 @@
 //! is deregistered, or at `run()` if no coop was ever registered.
 
 mod builder;
+mod watches;
 
 pub use builder::EnvBuilder;
 
 use crate::agent::Agent;
 use crate::agent::cell::StartTicket;
 use crate::agent::layout::LayoutCache;
-use crate::agent::shared::{AgentShared, TypeRules};
+use crate::coop::Coop;
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::start::{CoopStart, Failed};
-use crate::coop::{Coop, DeregReason, PanicReaction};
 use crate::demand::Demand;
 use crate::destination::Destination;
 use crate::destination::sealed::Timed;
-use crate::disp::Driver;
 use crate::disp::OneThreadDispatcher;
 use crate::disp::{
     BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats, check_name,
 };
+use crate::disp::{Closable, Driver, is_worker_of, on_a_dispatcher_thread};
 use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
 use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
+use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
+use crate::mbox::named::NamedMboxes;
 use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::panic_reaction::PanicReaction;
 use crate::protocol::Protocol;
+use crate::reason::DeregReason;
 use crate::slab::AgentSlab;
 use crate::stats::{AgentStats, AgentTypeStats, EnvCounters, EnvStats, Tracked};
 use crate::supervision::SupervisorStats;
 use crate::timer::{Clock, EngineKind, TimerHandle, TimerService};
 use crate::trace::TraceFilter;
 use parking_lot::{Condvar, Mutex};
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -74,41 +77,15 @@ const STOPPING: u8 = 1;
 const SHUTTING_DOWN: u8 = 2;
 const STOPPED: u8 = 3;
 
-thread_local! {
-    /// Address of the environment whose dispatcher this thread runs (0 if none).
-    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Marks the calling thread as a worker of the environment at `env_address`.
-pub(crate) fn mark_worker_of(env_address: usize) {
-    WORKER_OF.set(env_address);
-}
-
-/// True on a thread that runs agents — a dispatcher's worker or a driven dispatcher's thread,
-/// of any environment: a blocking wait there for other agents could deadlock.
-pub(crate) fn on_a_dispatcher_thread() -> bool {
-    WORKER_OF.get() != 0 || crate::disp::serves_a_queue()
-}
-
 struct Lifecycle {
     guards: HashMap<u64, Arc<dyn StopGuard>>,
     next_guard: u64,
-}
-
-/// Something the environment closes at shutdown so that its threads exit.
-pub(crate) trait Closable: Send + Sync {
-    fn close(&self);
 }
 
 struct WorkerThread {
     closer: Arc<dyn Closable>,
     /// `None` for a driven dispatcher (its thread is not ours to join).
     join: Option<JoinHandle<()>>,
-}
-
-enum Named {
-    Multi(MultiMbox),
-    Direct(Mbox),
 }
 
 pub(crate) struct Config {
@@ -129,7 +106,7 @@ pub(crate) struct EnvInner {
     pub(crate) counters: Arc<EnvCounters>,
     pub(crate) registry: Mutex<Registry>,
     ever_registered: std::sync::atomic::AtomicBool,
-    names: Mutex<HashMap<String, Named>>,
+    names: NamedMboxes,
     phase: AtomicU8,
     lifecycle: Mutex<Lifecycle>,
     stopped: Condvar,
@@ -143,6 +120,26 @@ pub(crate) struct EnvInner {
     config: Config,
 }
 
+/// The way of the mboxes (`mbox/direct.rs`, on their rare paths only) and of the coop builder
+/// to their environment.
+impl AgentHost for EnvInner {
+    fn agent_slab(&self) -> &AgentSlab {
+        &self.slab
+    }
+
+    fn counters(&self) -> &Arc<EnvCounters> {
+        &self.counters
+    }
+
+    fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
+        self.agent_finished(coop, agent);
+    }
+
+    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
+        self.react_to_panic(reaction, coop);
+    }
+}
+
 impl EnvInner {
     fn new(config: Config) -> Self {
         let counters = Arc::new(EnvCounters::new(config.observe.trace.clone()));
@@ -151,7 +148,7 @@ impl EnvInner {
             counters: Arc::clone(&counters),
             registry: Mutex::new(Registry::default()),
             ever_registered: std::sync::atomic::AtomicBool::new(false),
-            names: Mutex::new(HashMap::new()),
+            names: NamedMboxes::default(),
             phase: AtomicU8::new(RUNNING),
             lifecycle: Mutex::new(Lifecycle {
                 guards: HashMap::new(),
@@ -247,7 +244,7 @@ impl EnvInner {
     }
 
     fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
-        if self.address() != coop.env.inner().address() {
+        if !std::ptr::addr_eq(Arc::as_ptr(&coop.env), Arc::as_ptr(self)) {
             return Err(RegisterError::WrongEnv);
         }
         if self.phase() >= SHUTTING_DOWN {
@@ -365,14 +362,14 @@ impl EnvInner {
                     },
                 })
             });
-            shared.bind(crate::agent::shared::Binding {
+            shared.bind(crate::mbox::direct::Binding {
                 coop: id,
                 target: crate::slab::IncarnationRef::new(target),
                 queue,
                 type_rules: TypeRules::new(parts.insend, parts.event_priorities),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
-                env: Arc::downgrade(self),
+                env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),
                 trace: self.counters.trace.clone(),
             });
@@ -421,7 +418,7 @@ impl EnvInner {
     }
 
     fn perform(self: &Arc<Self>, mut actions: Actions) {
-        crate::watch::notify(&mut actions);
+        watches::notify(&mut actions);
         // Listeners first: a coop's listeners have run before its parent is told to finish
         // (so before the parent's own listeners can run).
         for (listeners, event) in actions.notify {
@@ -508,7 +505,7 @@ impl EnvInner {
 
     /// Blocks until stopped or `deadline`; true if stopped.
     fn wait_stopped_until(&self, deadline: Instant) -> bool {
-        if WORKER_OF.get() == self.address() {
+        if is_worker_of(self.address()) {
             tracing::error!("an environment was run on one of its own worker threads; not waiting");
             return true;
         }
@@ -527,7 +524,7 @@ impl EnvInner {
 
     /// Blocks until stopped, then closes every dispatcher and joins its thread.
     fn wait_and_join(self: &Arc<Self>) {
-        if WORKER_OF.get() == self.address() {
+        if is_worker_of(self.address()) {
             tracing::error!(
                 "an environment was run or dropped on one of its own worker threads; not waiting"
             );
@@ -569,7 +566,7 @@ impl EnvHandle {
 
     /// A new, empty coop of this environment.
     pub fn new_coop(&self) -> Coop {
-        Coop::new(self.clone())
+        Coop::new(Arc::clone(&self.0) as Arc<dyn AgentHost>)
     }
 
     /// Registers `coop` as one transaction: every agent is defined, bound, subscribed and
@@ -637,51 +634,24 @@ impl EnvHandle {
 
     /// The multi mbox named `name`, created on first use.
     pub fn named_mbox(&self, name: &str) -> Result<MultiMbox, NameError> {
-        if name.is_empty() {
-            return Err(NameError::Empty);
-        }
-        let mut names = self.0.names.lock();
-        match names.get(name) {
-            Some(Named::Multi(m)) => Ok(m.clone()),
-            Some(Named::Direct(_)) => Err(NameError::KindMismatch(name.to_owned())),
-            None => {
-                let m = MultiMbox::new(Some(name.into()), Arc::clone(&self.0.counters));
-                names.insert(name.to_owned(), Named::Multi(m.clone()));
-                Ok(m)
-            }
-        }
+        self.0.names.multi(name, &self.0.counters)
     }
 
     /// Publishes an agent's direct mbox under `name` (e.g. a service others send requests
     /// to). Publishing the same mbox again is fine; another mbox under a taken name is
     /// [`NameError::Taken`], a name of a named multi mbox [`NameError::KindMismatch`].
     pub fn publish(&self, name: &str, mbox: &Mbox) -> Result<(), NameError> {
-        if name.is_empty() {
-            return Err(NameError::Empty);
-        }
-        let mut names = self.0.names.lock();
-        match names.get(name) {
-            Some(Named::Direct(m)) if m == mbox => Ok(()),
-            Some(Named::Direct(_)) => Err(NameError::Taken(name.to_owned())),
-            Some(Named::Multi(_)) => Err(NameError::KindMismatch(name.to_owned())),
-            None => {
-                names.insert(name.to_owned(), Named::Direct(mbox.clone()));
-                Ok(())
-            }
-        }
+        self.0.names.publish(name, mbox)
     }
 
     /// The direct mbox published under `name`.
     pub fn lookup(&self, name: &str) -> Option<Mbox> {
-        match self.0.names.lock().get(name) {
-            Some(Named::Direct(m)) => Some(m.clone()),
-            _ => None,
-        }
+        self.0.names.lookup(name)
     }
 
     /// Removes a name (of a published or a named multi mbox). Returns true if it existed.
     pub fn unpublish(&self, name: &str) -> bool {
-        self.0.names.lock().remove(name).is_some()
+        self.0.names.unpublish(name)
     }
 
     /// The direct mbox of the live agent `id`, if it still exists.

@@ -1,7 +1,7 @@
 //! Every error the public API returns. Errors that carry a message give it back.
 
 use crate::ids::{CoopId, MboxId, WatchId};
-use crate::mchain::Envelope;
+use crate::message::envelope::Envelope;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

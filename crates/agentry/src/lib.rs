@@ -119,11 +119,15 @@ pub mod mchain;
 #[cfg(not(loom))]
 mod message;
 #[cfg(not(loom))]
+mod panic_reaction;
+#[cfg(not(loom))]
 pub mod prelude;
 #[cfg(not(loom))]
 mod priority;
 #[cfg(not(loom))]
 pub mod protocol;
+#[cfg(not(loom))]
+mod reason;
 #[cfg(not(loom))]
 mod request;
 #[cfg(not(loom))]
@@ -144,8 +148,8 @@ pub mod watch;
 
 #[cfg(not(loom))]
 pub use crate::{
-    agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, InsendCtx, State},
-    coop::{Coop, CoopDeregistered, DeregReason, PanicReaction},
+    agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, State},
+    coop::{Coop, CoopDeregistered},
     destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
     error::{
@@ -156,13 +160,15 @@ pub use crate::{
     error::{SupervisionError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
-    mbox::{Addr, Mbox, MultiMbox, Recipient},
+    mbox::{Addr, InsendCtx, Mbox, MultiMbox, Recipient},
     mchain::{ChainStats, Mchain},
     message::Undelivered,
+    panic_reaction::PanicReaction,
     priority::Priority,
     protocol::Protocol,
+    reason::{DeregReason, ExitReason},
     request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, AgentTypeStats, EnvStats, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
-    watch::{ExitReason, Terminated, WatchTarget},
+    watch::{Terminated, WatchTarget},
 };

@@ -14,22 +14,29 @@
 //! `try_` variants).
 
 mod addr;
+pub(crate) mod current_agent;
+pub(crate) mod direct;
+pub(crate) mod event_priority;
+pub(crate) mod insend;
 mod multi;
+pub(crate) mod named;
 mod recipient;
+pub(crate) mod supervisor_link;
 
 pub use addr::Addr;
+pub use insend::InsendCtx;
 pub use multi::MultiMbox;
 pub(crate) use multi::{FilterFn, SubscriberOptions};
 pub use recipient::Recipient;
 
-use crate::agent::cell::current_agent;
-use crate::agent::shared::{AgentShared, Refused};
 use crate::error::{RequestError, SendError};
 use crate::ids::{AgentId, MboxId};
+use crate::mbox::direct::{AgentShared, Refused};
 use crate::message::payload::Payload;
 use crate::request::{PendingReply, ReplySlot, Request};
 use crate::stats::AgentStats;
 use crate::timer::token::TimerToken;
+use current_agent::current_agent;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -162,7 +169,7 @@ impl Mbox {
     pub fn stats(&self) -> AgentStats {
         let live = self.0.binding().and_then(|b| {
             let env = b.env.upgrade()?;
-            env.slab.live_counts(b.target.load())
+            env.agent_slab().live_counts(b.target.load())
         });
         // Read the published totals only after the live check failed: they are written before
         // the slot changes generation.

@@ -93,7 +93,6 @@
 
 mod builder;
 mod chain;
-mod envelope;
 mod handlers;
 mod recv;
 mod recv_as;
@@ -101,8 +100,8 @@ mod select;
 mod stats;
 mod waiter;
 
+pub use crate::message::envelope::Envelope;
 pub use builder::MchainBuilder;
-pub use envelope::Envelope;
 pub use handlers::Handlers;
 pub use recv::Recv;
 pub use recv_as::RecvAs;

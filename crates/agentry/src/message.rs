@@ -5,6 +5,7 @@
 //! A *signal* is a zero-sized message type (`struct Start;`): it carries no payload, and
 //! sending one copies and allocates nothing.
 
+pub(crate) mod envelope;
 #[allow(unsafe_code)]
 pub(crate) mod payload;
 

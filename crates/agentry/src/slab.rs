@@ -32,9 +32,13 @@
 //!   slot itself is free at once and may be reused meanwhile: tombstones sit beside the
 //!   occupant. A message whose tombstone is gone belongs to an agent nobody can observe.
 
-use crate::agent::cell::{AgentBody, Taken};
-use crate::agent::shared::AgentShared;
+// The seam holds no `unsafe`: the slab's allowance stops here.
+#[deny(unsafe_code)]
+pub(crate) mod body;
+
 use crate::ids::AgentId;
+use crate::mbox::direct::AgentShared;
+use body::{AgentBody, Taken};
 use parking_lot::Mutex;
 use std::cell::UnsafeCell;
 use std::fmt;

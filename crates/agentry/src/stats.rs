@@ -1,7 +1,10 @@
 //! Counters: what was handled, refused, dropped, and why. Every message that is not handled
 //! shows up in exactly one of these counters.
 
-use crate::agent::shared::{AgentCounters, RareCounters};
+mod agent_counters;
+
+pub(crate) use agent_counters::{AgentCounters, RareCounters};
+
 use crate::trace::{TraceRecord, TraceSink};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -32,7 +32,7 @@
 //!   most `max`). It is a timer message to the supervisor, cancelled if the coop leaves.
 //! - A restarted agent keeps its [`Mbox`] (same id, same binding, same insend
 //!   handlers and message limits — a new definition must declare the same ones or the start
-//!   fails) and gets a new [`AgentId`]. What becomes of its messages is stated
+//!   fails) and gets a new [`AgentId`](crate::AgentId). What becomes of its messages is stated
 //!   in `agent/restart.rs`: they are kept for the next incarnation.
 //! - A restarted child coop gets a new [`CoopId`] (see [`SupervisorStats`]).
 //! - Nothing is restarted once the supervising coop is being deregistered.
@@ -80,15 +80,16 @@
 
 pub(crate) mod supervisor;
 
-use crate::agent::shared::AgentShared;
 use crate::coop::{Coop, PendingAgent};
 use crate::error::SupervisionError;
-use crate::ids::{AgentId, CoopId};
+use crate::ids::CoopId;
 use crate::mbox::Mbox;
+use crate::mbox::direct::AgentShared;
+pub(crate) use crate::mbox::supervisor_link::SupervisorLink;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
-use supervisor::{Ack, ChildAck, ChildFailed, Supervisor};
+use supervisor::Supervisor;
 
 /// Which children a supervisor restarts when one fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,32 +241,6 @@ pub(crate) struct SupervisorShared {
     pub(crate) stats: Mutex<SupervisorStats>,
 }
 
-/// A supervised agent's way to its supervisor (kept in its binding).
-#[derive(Clone)]
-pub(crate) struct SupervisorLink {
-    supervisor: Mbox,
-    child: usize,
-}
-
-impl SupervisorLink {
-    /// Reports that the incarnation `agent` failed.
-    pub(crate) fn report_failure(&self, agent: AgentId) {
-        self.supervisor.send(ChildFailed {
-            child: self.child,
-            agent,
-        });
-    }
-
-    /// Acknowledges a control demand of the restart `epoch`.
-    pub(crate) fn ack(&self, epoch: u64, ack: Ack) {
-        self.supervisor.send(ChildAck {
-            child: self.child,
-            epoch,
-            ack,
-        });
-    }
-}
-
 /// A supervised child as added to a coop.
 pub(crate) enum ChildSpec {
     /// The agent at this index of the coop's agents.
@@ -309,10 +284,7 @@ pub(crate) fn prepare(
     for (child, spec) in children.into_iter().enumerate() {
         kids.push(match spec {
             ChildSpec::Agent(index) => {
-                links[index] = Some(SupervisorLink {
-                    supervisor: supervisor_mbox.clone(),
-                    child,
-                });
+                links[index] = Some(SupervisorLink::new(supervisor_mbox.clone(), child));
                 supervisor::ChildKind::Agent(Mbox::from_shared(Arc::clone(&agents[index].shared)))
             }
             ChildSpec::Coop(factory) => supervisor::ChildKind::Coop {

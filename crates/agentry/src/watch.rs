@@ -10,7 +10,7 @@
 //!   already gone when the watch is made gets its `Terminated` at once — sent before `watch`
 //!   returns.
 //! - An agent is gone when its coop's deregistration has finished it and dropped it; the reason
-//!   is its coop's [`DeregReason`]. A coop is gone when its deregistration is complete (its
+//!   is its coop's [`DeregReason`](crate::DeregReason). A coop is gone when its deregistration is complete (its
 //!   agents and children are gone). A supervised agent restarted by its supervisor keeps its
 //!   mbox and is *not* gone (`supervision.rs`); its watchers hear of it when its last
 //!   incarnation leaves with its coop.
@@ -59,13 +59,9 @@
 
 pub(crate) mod table;
 
-use crate::coop::DeregReason;
-use crate::coop::registry::Actions;
-use crate::env::EnvInner;
-use crate::error::WatchError;
+pub use crate::reason::ExitReason;
+
 use crate::ids::{CoopId, MboxId, WatchId};
-use crate::mbox::Mbox;
-use std::sync::Arc;
 
 /// What a watch watches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,102 +81,4 @@ pub struct Terminated {
     pub target: WatchTarget,
     /// Why it is gone.
     pub reason: ExitReason,
-}
-
-/// Why a watched agent or coop is gone: its coop's [`DeregReason`], or `Unknown`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ExitReason {
-    /// Deregistered on request ([`DeregReason::Normal`]).
-    Normal,
-    /// The environment shut down.
-    Shutdown,
-    /// Its (or its coop's) parent coop was deregistered.
-    ParentDeregistered,
-    /// A handler panicked and the panic reaction deregistered the coop.
-    Panic,
-    /// A supervisor gave up: restart intensity exceeded ([`DeregReason::Escalation`]).
-    Escalation,
-    /// Its supervisor deregistered it to register a fresh one ([`DeregReason::Restart`]).
-    Restart,
-    /// It (or its coop) failed to start ([`DeregReason::StartFailed`]).
-    StartFailed,
-    /// An application-defined reason.
-    User(u32),
-    /// A coop that was gone before the watch was made (or never existed here): its reason is
-    /// no longer known.
-    Unknown,
-}
-
-impl From<DeregReason> for ExitReason {
-    fn from(reason: DeregReason) -> Self {
-        match reason {
-            DeregReason::Normal => ExitReason::Normal,
-            DeregReason::Shutdown => ExitReason::Shutdown,
-            DeregReason::ParentDeregistered => ExitReason::ParentDeregistered,
-            DeregReason::Panic => ExitReason::Panic,
-            DeregReason::Escalation => ExitReason::Escalation,
-            DeregReason::Restart => ExitReason::Restart,
-            DeregReason::StartFailed => ExitReason::StartFailed,
-            DeregReason::User(code) => ExitReason::User(code),
-        }
-    }
-}
-
-impl EnvInner {
-    /// `watcher` watches the agent behind `target` (see the ground rules).
-    pub(crate) fn watch_agent(
-        self: &Arc<Self>,
-        watcher: &Mbox,
-        target: &Mbox,
-    ) -> Result<WatchId, WatchError> {
-        if watcher == target {
-            return Err(WatchError::SelfWatch);
-        }
-        let Some(binding) = target.shared().binding() else {
-            return Err(WatchError::NotRegistered(target.id()));
-        };
-        if !binding
-            .env
-            .upgrade()
-            .is_some_and(|env| Arc::ptr_eq(&env, self))
-        {
-            return Err(WatchError::OtherEnv);
-        }
-        let (id, at_once) = self.registry.lock().watch_agent(watcher, target.shared());
-        if let Some(t) = at_once {
-            watcher.send(t);
-        }
-        Ok(id)
-    }
-
-    /// `watcher` watches the coop `coop`.
-    pub(crate) fn watch_coop(self: &Arc<Self>, watcher: &Mbox, coop: CoopId) -> WatchId {
-        let (id, at_once) = self.registry.lock().watch_coop(watcher, coop);
-        if let Some(t) = at_once {
-            watcher.send(t);
-        }
-        id
-    }
-
-    /// Removes `watcher`'s watch `id`.
-    pub(crate) fn unwatch(&self, watcher: &Mbox, id: WatchId) -> Result<(), WatchError> {
-        if self.registry.lock().watches.remove(watcher.id(), id) {
-            Ok(())
-        } else {
-            Err(WatchError::UnknownWatch(id))
-        }
-    }
-
-    /// Removes every watch `watcher` made (its incarnation finished for a restart).
-    pub(crate) fn drop_watches_of(&self, watcher: MboxId) {
-        self.registry.lock().watches.drop_watcher(watcher);
-    }
-}
-
-/// Sends the `Terminated` messages of `actions` (outside the registry lock).
-pub(crate) fn notify(actions: &mut Actions) {
-    for (watcher, terminated) in actions.terminated.drain(..) {
-        watcher.send(terminated);
-    }
 }

@@ -32,92 +32,34 @@ use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{AgentLayout, LayoutCache};
-use super::restart::{Control, Restartable, Suspended, unsubscribe};
-use super::shared::AgentShared;
+use super::restart::{Restartable, Suspended, unsubscribe};
 use super::state::{Hooks, State};
 use crate::coop::start::{CoopStart, Failed, Go};
-use crate::coop::{DeregReason, PanicReaction};
-use crate::demand::LimitSlot;
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::limit::LimitSlot;
+use crate::mbox::current_agent::CURRENT_AGENT;
+use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
+use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::protocol::Protocol;
+use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
+pub(crate) use crate::slab::body::{AgentBody, Control, Exit, Taken};
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use std::any::TypeId;
-use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-thread_local! {
-    static CURRENT_AGENT: Cell<Option<AgentId>> = const { Cell::new(None) };
-}
-
-/// The agent whose handler is running on this thread, if any.
-pub(crate) fn current_agent() -> Option<AgentId> {
-    CURRENT_AGENT.get()
-}
-
-/// What became of a message an agent took.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// A handler ran (and returned or panicked).
-    Handled,
-    /// The agent had no handler for it in its current state: rejected and counted.
-    Unhandled,
-    /// Kept for later (a failed supervised agent's next incarnation, or until the agent's coop
-    /// has started); counted when it is finally taken.
-    Deferred,
-    /// Not handled and never will be (the agent is not running): counted as dropped.
-    Dropped,
-}
-
-/// What a dispatcher can ask of an agent.
-pub(crate) trait AgentBody: Send {
-    /// Runs `on_start` (once; later calls do nothing).
-    fn on_start(&mut self);
-    /// Handles one message.
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken;
-    /// Handles a timer's message whose token allowed delivery when the dispatcher took it. A
-    /// body that defers it keeps the token: a cancel before a next incarnation takes the
-    /// message still revokes it.
-    fn on_timer_message(
-        &mut self,
-        source: MboxId,
-        payload: Payload,
-        limit: LimitSlot,
-        token: Arc<TimerToken>,
-    ) -> Taken;
-    /// Drops a message that must not be handled (its timer was cancelled), giving back its
-    /// place under the agent's message limit.
-    fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot);
-    /// Runs `on_finish` and leaves every state; the body is dropped next.
-    fn on_finish(&mut self) -> Exit;
-    /// Carries out a supervisor's control demand (`agent/restart.rs`); returns the body that
-    /// occupies the slot next.
-    fn control(self: Box<Self>, control: Control, cx: &mut IncarnationCx<'_>)
-    -> Box<dyn AgentBody>;
-    /// The name of the state the agent is in (reported to the testing kit's observer).
-    fn state_name(&self) -> &str;
-}
-
-/// Who to tell once a finished agent's body has been dropped.
-pub(crate) struct Exit {
-    pub(crate) env: EnvHandle,
-    pub(crate) coop: CoopId,
-    /// The agent's mbox (it records why the agent left; death watch).
-    pub(crate) agent: Arc<AgentShared>,
-}
 
 /// How an agent is observed (fixed when it is bound): message tracing, handler timing,
 /// `tracing` spans around its handlers.
@@ -147,7 +89,7 @@ pub(crate) trait UndefinedAgent: Send {
 }
 
 /// Registration, step 2: a defined agent whose sender-side parts are handed to its
-/// [`Binding`](super::shared::Binding) and whose body goes into the slab.
+/// [`Binding`](crate::mbox::direct::Binding) and whose body goes into the slab.
 pub(crate) trait DefinedAgent: Send {
     /// The priority the agent declared (for binding).
     fn priority(&self) -> Priority;
@@ -158,8 +100,8 @@ pub(crate) trait DefinedAgent: Send {
 /// The parts of a definition that senders use.
 #[derive(Default)]
 pub(crate) struct SenderParts {
-    pub(crate) insend: super::insend::InsendTable,
-    pub(crate) event_priorities: super::event_priority::EventPriorities,
+    pub(crate) insend: crate::mbox::insend::InsendTable,
+    pub(crate) event_priorities: crate::mbox::event_priority::EventPriorities,
     pub(crate) limits: Vec<crate::limit::LimitEntry>,
     pub(crate) track_depth: bool,
     pub(crate) multi: Vec<super::define::MultiSubscriptionDef>,
@@ -1102,7 +1044,7 @@ impl<A: Agent> AgentCell<A> {
             multi,
         };
         if let Some(link) = link {
-            link.ack(epoch, crate::supervision::supervisor::Ack::Stopped);
+            link.ack(epoch, crate::mbox::supervisor_link::Ack::Stopped);
         }
         Box::new(suspended)
     }
@@ -1162,7 +1104,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             );
         }
         Exit {
-            env: self.ctx.env.clone(),
+            env: Arc::clone(self.ctx.env.inner()) as Arc<dyn AgentHost>,
             coop: self.ctx.coop,
             agent: Arc::clone(self.ctx.mbox.shared()),
         }
@@ -1184,7 +1126,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             // stopped, so this does not happen; the ack keeps it from waiting regardless).
             Control::Start { epoch } => {
                 if let Some(link) = self.shared().binding().and_then(|b| b.supervisor.as_ref()) {
-                    link.ack(epoch, crate::supervision::supervisor::Ack::Started);
+                    link.ack(epoch, crate::mbox::supervisor_link::Ack::Started);
                 }
                 self
             }

@@ -3,7 +3,7 @@
 use super::Agent;
 use super::layout::AgentLayout;
 use super::state::State;
-use crate::coop::{Coop, DeregReason};
+use crate::coop::Coop;
 use crate::destination::Destination;
 use crate::disp::Binder;
 use crate::env::EnvHandle;
@@ -11,6 +11,7 @@ use crate::error::{RegisterError, StateError, WatchError};
 use crate::ids::{AgentId, CoopId, WatchId};
 use crate::mbox::{Addr, Mbox};
 use crate::protocol::Protocol;
+use crate::reason::DeregReason;
 use crate::stats::AgentStats;
 use crate::timer::TimerHandle;
 use std::fmt;

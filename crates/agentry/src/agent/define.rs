@@ -1,14 +1,14 @@
 //! `Define<A>`: an agent describes itself (states, subscriptions, limits) at registration.
 
-use super::event_priority::EventPriorities;
 use super::handlers::{HandlerTable, TypedHandler};
-use super::insend::{InsendCtx, InsendFn, InsendTable};
 use super::state::{Hook, State, StateTree};
 use super::{Agent, Ctx};
-use crate::coop::PanicReaction;
 use crate::error::DefineError;
 use crate::limit::{LimitEntry, Overload};
+use crate::mbox::event_priority::EventPriorities;
+use crate::mbox::insend::{InsendCtx, InsendFn, InsendTable};
 use crate::mbox::{Mbox, MultiMbox, SubscriberOptions};
+use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::protocol::{self, Protocol};
 use crate::request::Request;

@@ -6,13 +6,13 @@
 //! kept is handled later in the order it came ([`replay`]), or dropped and counted
 //! ([`drop_message`]) — never lost silently.
 
-use super::cell::{AgentBody, Taken};
-use super::shared::AgentShared;
-use crate::demand::LimitSlot;
 use crate::ids::{AgentId, MboxId};
+use crate::limit::LimitSlot;
+use crate::mbox::direct::AgentShared;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;
+use crate::slab::body::{AgentBody, Taken};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};

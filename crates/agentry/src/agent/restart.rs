@@ -18,7 +18,7 @@
 //!   Each is acknowledged to the supervisor, which sequences the children.
 //! - What stays: the [`Mbox`] (same `MboxId`, same `Arc`), its dispatcher binding and queue,
 //!   its insend handlers and message limits (they belong to the mbox: senders read them with no
-//!   synchronisation, so they cannot be swapped — see `agent/shared.rs`), its counters and
+//!   synchronisation, so they cannot be swapped — see `mbox/direct.rs`), its counters and
 //!   stats. A new definition must declare the same insend message types and the same limits
 //!   (types and maxima) and, for an agent added with its typed address, handle its protocol
 //!   (`protocol.rs`); otherwise the start fails (acknowledged `StartFailed`, counted by the
@@ -48,48 +48,33 @@
 
 use super::Agent;
 use super::cell::{
-    AgentBody, Attach, DefinedAgent, DefinedCell, Exit, Observe, StartTicket, Taken,
-    UndefinedAgent, define_cell,
+    Attach, DefinedAgent, DefinedCell, Observe, StartTicket, UndefinedAgent, define_cell,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::layout::LayoutCache;
-use super::shared::AgentShared;
-use crate::coop::PanicReaction;
-use crate::demand::{Demand, LimitSlot};
+use crate::demand::Demand;
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::DefineError;
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::limit::LimitSlot;
 use crate::limit::shape_of;
+use crate::mbox::direct::{AgentHost, AgentShared};
+use crate::mbox::supervisor_link::Ack;
+use crate::mbox::supervisor_link::SupervisorLink;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::payload::Payload;
+use crate::panic_reaction::PanicReaction;
 use crate::slab::IncarnationCx;
-use crate::supervision::SupervisorLink;
-use crate::supervision::supervisor::Ack;
+pub(crate) use crate::slab::body::Control;
+use crate::slab::body::{AgentBody, Exit, Taken};
 use crate::timer::token::TimerToken;
 use crate::trace::DropReason;
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-
-/// A control demand for one agent (a supervisor's command, or its coop's start verdict), run by its worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Control {
-    /// End the current incarnation (restart `epoch`).
-    Stop {
-        /// The restart it belongs to (echoed in the acknowledgement).
-        epoch: u64,
-    },
-    /// Start a new incarnation (restart `epoch`).
-    Start {
-        /// The restart it belongs to.
-        epoch: u64,
-    },
-    /// The agent's coop has started (`coop/start.rs`): handle the messages held meanwhile.
-    Release,
-}
 
 /// Queues a control demand for a supervised agent; false if it cannot get one (not bound, or
 /// its dispatcher is closed).
@@ -359,7 +344,7 @@ impl<A: Agent> AgentBody for Suspended<A> {
             DropReason::CoopDeregistering,
         );
         Exit {
-            env: self.env.clone(),
+            env: Arc::clone(self.env.inner()) as Arc<dyn AgentHost>,
             coop: self.coop,
             agent: Arc::clone(shared),
         }

@@ -12,14 +12,17 @@
 //!    its listeners notified; if its parent is deregistering and now childless, the parent
 //!    starts finishing (step 2).
 
-use super::{CoopDeregistered, DeregListener, DeregReason, PanicReaction};
-use crate::agent::shared::AgentShared;
+use super::{CoopDeregistered, DeregListener};
 use crate::error::{DeregisterError, RegisterError};
 use crate::ids::{CoopId, IdHash, WatchId};
 use crate::mbox::Mbox;
+use crate::mbox::direct::AgentShared;
+use crate::panic_reaction::PanicReaction;
+use crate::reason::DeregReason;
+use crate::reason::ExitReason;
 use crate::supervision::SupervisorShared;
 use crate::watch::table::WatchTable;
-use crate::watch::{ExitReason, Terminated, WatchTarget};
+use crate::watch::{Terminated, WatchTarget};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

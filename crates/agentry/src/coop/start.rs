@@ -30,8 +30,8 @@
 //!   is the verdict (no [`CoopStart`] is made).
 
 use crate::agent::restart::{Control, send_control};
-use crate::agent::shared::AgentShared;
 use crate::error::StartFailure;
+use crate::mbox::direct::AgentShared;
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 

@@ -9,10 +9,9 @@
 //! with the unit observer `()`: its methods are empty and inlined, so the reports compile to
 //! nothing — the hook costs nothing where it is not used.
 
-use crate::agent::cell::{AgentBody, Taken};
-use crate::agent::restart::Control;
 use crate::demand::{Demand, Kind, Revocable};
 use crate::message::payload::Payload;
+use crate::slab::body::{AgentBody, Control, Taken};
 use crate::slab::{AgentRef, AgentSlab, IncarnationCx};
 use crate::stats::EnvCounters;
 use crate::timer::delivery::Delivery;
@@ -162,7 +161,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
                 counters.panics.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(agent = %target.id(), "agent panicked while being dropped");
             }
-            exit.env.inner().agent_finished(exit.coop, &exit.agent);
+            exit.env.agent_left(exit.coop, &exit.agent);
             observer.after(DemandOutcome::Finished, None);
         }
     }

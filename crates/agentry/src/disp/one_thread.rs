@@ -8,8 +8,9 @@ use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
     PreparedBinding, check_name,
 };
+use crate::disp::Closable;
 use crate::env::EnvHandle;
-use crate::env::{Closable, EnvInner};
+use crate::env::EnvInner;
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use crate::sync::parker::Parker;
@@ -100,7 +101,14 @@ impl OneThreadBuilder {
         check_name(&self.name)?;
         let inner = env.inner();
         let parker = Parker::with_callback(Box::new(wake));
-        let queue = Arc::new(Queue::new(inner, self.name.clone(), Policy::Fifo, parker));
+        let queue = Arc::new(Queue::new(
+            inner.address(),
+            &inner.counters,
+            &inner.slab,
+            self.name.clone(),
+            Policy::Fifo,
+            parker,
+        ));
         let driver = Driver::claim(Arc::clone(&queue))?;
         inner.register_closer(Arc::clone(&queue) as Arc<dyn Closable>);
         Ok((
@@ -153,7 +161,14 @@ impl OneThreadDispatcher {
         kind: &'static str,
         policy: Policy,
     ) -> Result<Self, BuildError> {
-        let queue = Arc::new(Queue::new(inner, name.clone(), policy, Parker::new()));
+        let queue = Arc::new(Queue::new(
+            inner.address(),
+            &inner.counters,
+            &inner.slab,
+            name.clone(),
+            policy,
+            Parker::new(),
+        ));
         let worker_queue = Arc::clone(&queue);
         let env_address = inner.address();
         inner.spawn_worker(

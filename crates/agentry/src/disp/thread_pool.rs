@@ -19,7 +19,8 @@ use super::{
     BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
     PreparedBinding, check_name,
 };
-use crate::env::{Closable, EnvHandle};
+use crate::disp::Closable;
+use crate::env::EnvHandle;
 use crate::error::{BindError, BuildError};
 use crossbeam_deque::Worker;
 use pool::Pool;

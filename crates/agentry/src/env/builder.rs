@@ -2,9 +2,9 @@
 
 use super::{Config, Env};
 use crate::agent::cell::Observe;
-use crate::coop::PanicReaction;
 use crate::disp::{DefaultDispatcher, Driver};
 use crate::error::BuildError;
+use crate::panic_reaction::PanicReaction;
 use crate::timer::{Clock, EngineKind};
 use crate::trace::{TraceFilter, TraceSink, Tracer};
 use std::fmt;

@@ -8,9 +8,9 @@
 //! A chain is held weakly (once its last handle is gone nobody could receive) and never makes
 //! the sender wait (see `mchain.rs`).
 
-use crate::agent::insend::InsendFn;
-use crate::agent::shared::{AgentShared, Refused};
 use crate::ids::MboxId;
+use crate::mbox::direct::{AgentShared, Refused};
+use crate::mbox::insend::InsendFn;
 use crate::mchain::{Chain, Wait};
 use crate::message::payload::Payload;
 use crate::stats::EnvCounters;

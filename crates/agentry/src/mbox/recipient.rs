@@ -1,7 +1,6 @@
 //! `Recipient<M>`: an agent's direct mbox that sends only `M`, made from a typed address.
 
 use super::Mbox;
-use crate::destination::{Destination, sealed};
 use crate::error::SendError;
 use std::fmt;
 use std::marker::PhantomData;
@@ -9,7 +8,8 @@ use std::marker::PhantomData;
 /// An agent's direct mbox restricted to one message type `M`, which the agent declares in its
 /// [`Protocol`](crate::Protocol): made by [`Addr::recipient`](crate::Addr::recipient), so the
 /// type was checked when it was made. It names the message type, not the agent's: the reply
-/// address to carry in a message, or a [`Destination`] for a timer. Same size as an `Mbox`.
+/// address to carry in a message, or a [`Destination`](crate::Destination) for a timer (its
+/// `Destination` impl is in `destination.rs`). Same size as an `Mbox`.
 ///
 /// ```
 /// use agentry::{Agent, Ctx, Define, DefineError, Env, Protocol, Recipient};
@@ -69,19 +69,6 @@ impl<M> Recipient<M> {
     /// The untyped direct mbox.
     pub fn mbox(&self) -> &Mbox {
         &self.mbox
-    }
-}
-
-impl<M: Send + 'static> sealed::Deliver<M> for Recipient<M> {
-    fn send_timed(&self, message: M, token: sealed::Timed<'_>) {
-        sealed::Deliver::send_timed(&self.mbox, message, token);
-    }
-}
-
-impl<M: Send + 'static> Destination<M> for Recipient<M> {
-    #[inline]
-    fn send(&self, message: M) {
-        self.mbox.send(message);
     }
 }
 

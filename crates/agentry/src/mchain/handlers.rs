@@ -1,7 +1,7 @@
 //! `Handlers`: typed closures a receiver dispatches chain messages to.
 
-use super::envelope::Envelope;
 use crate::error::MchainError;
+use crate::message::envelope::Envelope;
 use crate::message::payload::Payload;
 use std::any::TypeId;
 use std::fmt;

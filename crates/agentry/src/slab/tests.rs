@@ -69,12 +69,11 @@ fn segments_tile_the_index_space() {
 // The slab's `unsafe` paths with a stand-in body (also run under miri, see `scripts/test.sh`).
 
 use super::{AgentRef, AgentSlab, FIRST_SEGMENT, IncarnationCx, IncarnationRef};
-use crate::agent::cell::{AgentBody, Exit, Taken};
-use crate::agent::restart::Control;
-use crate::agent::shared::AgentShared;
-use crate::demand::LimitSlot;
 use crate::ids::MboxId;
+use crate::limit::LimitSlot;
+use crate::mbox::direct::AgentShared;
 use crate::message::payload::Payload;
+use crate::slab::body::{AgentBody, Control, Exit, Taken};
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
 use std::sync::Arc;

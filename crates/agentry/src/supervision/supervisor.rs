@@ -2,48 +2,27 @@
 //!
 //! It is an ordinary agent: its state changes only in its handlers, one message at a time.
 //! Its children talk to it through private message types, so nothing else can:
-//! [`ChildFailed`] (from a failed agent), [`ChildAck`] (an agent ran a control demand),
+//! `ChildFailed` (from a failed agent), `ChildAck` (an agent ran a control demand) — both
+//! in `mbox/supervisor_link.rs` with the link that sends them —,
 //! `RestartDue` (its backoff timer), and [`CoopDeregistered`] (a child coop left).
 
 use super::{Child, ChildStats, CoopFactory, Strategy, Supervision, SupervisorShared};
 use crate::agent::restart::{Control, send_control};
 use crate::agent::{Agent, Ctx, Define};
-use crate::coop::{CoopDeregistered, DeregReason, PanicReaction};
+use crate::coop::CoopDeregistered;
 use crate::error::UserError;
 use crate::error::{DefineError, DeregisterError};
-use crate::ids::{AgentId, CoopId};
+use crate::ids::CoopId;
 use crate::mbox::Mbox;
+use crate::mbox::supervisor_link::{Ack, ChildAck, ChildFailed};
+use crate::panic_reaction::PanicReaction;
+use crate::reason::DeregReason;
 use crate::timer::TimerHandle;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// A supervised agent failed (sent by its incarnation `agent`).
-pub(crate) struct ChildFailed {
-    pub(crate) child: usize,
-    pub(crate) agent: AgentId,
-}
-
-/// A supervised agent carried out a control demand of restart `epoch`.
-pub(crate) struct ChildAck {
-    pub(crate) child: usize,
-    pub(crate) epoch: u64,
-    pub(crate) ack: Ack,
-}
-
-/// What a [`ChildAck`] reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ack {
-    /// The incarnation finished; the agent is suspended.
-    Stopped,
-    /// A new incarnation started.
-    Started,
-    /// No new incarnation could be made (the factory or `define` failed, or the definition
-    /// changed what belongs to the mbox); the agent stays suspended.
-    StartFailed,
-}
 
 /// The backoff of restart `epoch` is over.
 struct RestartDue {

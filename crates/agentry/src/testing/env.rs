@@ -2,12 +2,12 @@
 
 use super::observer::{Event, Recorder};
 use super::scenario::{Pending, Scenario, ScenarioReport, StepReport};
-use crate::coop::PanicReaction;
 use crate::disp::Driver;
 use crate::env::{Env, EnvBuilder, EnvHandle};
 use crate::error::{BuildError, StepFailure, TestError, TryRecvError};
 use crate::mbox::Mbox;
 use crate::mchain::{Envelope, Mchain};
+use crate::panic_reaction::PanicReaction;
 use crate::stats::EnvStats;
 use crate::timer::{Clock, EngineKind, ManualClock};
 use crate::trace::{TraceFilter, Tracer};

@@ -2,11 +2,11 @@
 //! observer hook, `disp/execute.rs`): the agent, the message type, the outcome, the agent's
 //! state after it.
 
-use crate::agent::cell::AgentBody;
 use crate::disp::execute::{DemandOutcome, Observer};
 use crate::ids::AgentId;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
+use crate::slab::body::AgentBody;
 use std::any::TypeId;
 use std::collections::HashMap;
 

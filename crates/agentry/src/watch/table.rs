@@ -1,9 +1,10 @@
 //! The watches of one environment, indexed both ways: by target (to fire them) and by watcher
 //! (to drop them with their watcher). Plain data inside the registry, under its lock.
 
-use super::{ExitReason, Terminated, WatchTarget};
+use super::{Terminated, WatchTarget};
 use crate::ids::{MboxId, WatchId};
 use crate::mbox::Mbox;
+use crate::reason::ExitReason;
 use std::collections::HashMap;
 
 #[derive(Default)]

@@ -7,8 +7,8 @@
 //! which a server sets for its own queue while it lives.
 
 use crate::demand::Demand;
+use crate::disp::Closable;
 use crate::disp::event_lanes::EventLanes;
-use crate::env::{Closable, EnvInner};
 use crate::priority::Priority;
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
@@ -93,7 +93,16 @@ pub(crate) struct Queue {
 unsafe impl Sync for Queue {}
 
 impl Queue {
-    pub(crate) fn new(inner: &Arc<EnvInner>, name: String, policy: Policy, parker: Parker) -> Self {
+    /// The queue of a dispatcher named `name` of the environment at `env` (its address), whose
+    /// counters and slab it uses for what it drops.
+    pub(crate) fn new(
+        env: usize,
+        counters: &Arc<EnvCounters>,
+        slab: &Arc<AgentSlab>,
+        name: String,
+        policy: Policy,
+        parker: Parker,
+    ) -> Self {
         let lanes = if matches!(policy, Policy::Fifo) {
             1
         } else {
@@ -101,16 +110,16 @@ impl Queue {
         };
         Queue {
             name,
-            env: inner.address(),
+            env,
             lanes: (0..lanes).map(|_| Lane::new()).collect(),
             policy,
             local_len: AtomicUsize::new(0),
             parker,
             closed: AtomicBool::new(false),
             raised: AtomicBool::new(false),
-            counters: Arc::clone(&inner.counters),
+            counters: Arc::clone(counters),
             handled: AtomicU64::new(0),
-            slab: Arc::downgrade(&inner.slab),
+            slab: Arc::downgrade(slab),
             claimed: AtomicBool::new(false),
             left: Mutex::new(false),
         }

@@ -6,8 +6,9 @@
 use super::queue::{Policy, Queue};
 use super::server::Server;
 use crate::Env;
-use crate::demand::{Demand, LimitSlot};
+use crate::demand::Demand;
 use crate::ids::MboxId;
+use crate::limit::LimitSlot;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
 use crate::sync::parker::Parker;
@@ -45,7 +46,14 @@ fn demands_wait_in_both_parts_and_the_dropped_queue_discards_each_once() {
     let inner = env.handle().inner();
     let marker = Arc::new(());
     for policy in [Policy::Fifo, Policy::Strict] {
-        let queue = Arc::new(Queue::new(inner, "t".into(), policy, Parker::new()));
+        let queue = Arc::new(Queue::new(
+            inner.address(),
+            &inner.counters,
+            &inner.slab,
+            "t".into(),
+            policy,
+            Parker::new(),
+        ));
         let lanes = queue.lanes.len() as u8;
         push_from_another_thread(&queue, lanes - 1, N, &marker);
         {

@@ -12,7 +12,7 @@ pub(crate) fn run(queue: Arc<Queue>, env_address: usize) {
         // The environment is gone already: nothing to serve.
         return;
     };
-    crate::env::mark_worker_of(env_address);
+    crate::disp::mark_worker_of(env_address);
     let backoff = Backoff::new();
     loop {
         if server.serve() {

@@ -16,7 +16,7 @@ pub(super) fn run(
     env_address: usize,
 ) {
     pool.enter(index, deque);
-    crate::env::mark_worker_of(env_address);
+    crate::disp::mark_worker_of(env_address);
     let backoff = Backoff::new();
     let mut searching = false;
     loop {

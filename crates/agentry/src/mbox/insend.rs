@@ -12,9 +12,9 @@
 //! limits, and a panic inside one is caught on the sender's thread and handled by the
 //! agent's panic reaction.
 
-use super::shared::AgentShared;
+use super::Mbox;
+use super::direct::AgentShared;
 use crate::ids::AgentId;
-use crate::mbox::Mbox;
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;

@@ -1,11 +1,12 @@
-//! `Envelope`: a message taken from a chain, of a type known only at run time.
+//! `Envelope`: a message taken from a chain, of a type known only at run time (public as
+//! `agentry::mchain::Envelope`; here, with the payload it wraps, so that errors can carry it).
 
-use crate::message::payload::Payload;
+use super::payload::Payload;
 use std::any::TypeId;
 use std::fmt;
 
 /// A received message whose type is checked at run time: [`downcast`](Self::downcast) it, or
-/// let a [`Handlers`](super::Handlers) set pick the closure for its type.
+/// let a [`Handlers`](crate::mchain::Handlers) set pick the closure for its type.
 ///
 /// ```
 /// use agentry::Mchain;
@@ -23,11 +24,11 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    pub(super) fn new(payload: Payload) -> Self {
+    pub(crate) fn new(payload: Payload) -> Self {
         Envelope { payload }
     }
 
-    pub(super) fn into_payload(self) -> Payload {
+    pub(crate) fn into_payload(self) -> Payload {
         self.payload
     }
 

@@ -6,23 +6,23 @@
 
 use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
-use crate::coop::PanicReaction;
-use crate::demand::{Demand, LimitSlot, Revocable};
+use crate::demand::{Demand, Revocable};
 use crate::disp::EventQueue;
-use crate::env::EnvInner;
 use crate::ids::{AgentId, CoopId, MboxId};
+use crate::limit::LimitSlot;
 use crate::limit::{Acquire, LimitTable};
+use crate::mbox::supervisor_link::SupervisorLink;
 use crate::message::payload::Payload;
-use crate::slab::IncarnationRef;
-use crate::stats::EnvCounters;
-use crate::supervision::SupervisorLink;
+use crate::panic_reaction::PanicReaction;
+use crate::reason::ExitReason;
+use crate::slab::{AgentSlab, IncarnationRef};
+use crate::stats::{AgentCounters, EnvCounters};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
-use crate::watch::ExitReason;
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// Everything fixed when the agent's coop is registered (a supervised agent's restarts keep
@@ -36,7 +36,8 @@ pub(crate) struct Binding {
     pub(crate) type_rules: Option<Box<TypeRules>>,
     pub(crate) limits: LimitTable,
     pub(crate) panic_reaction: PanicReaction,
-    pub(crate) env: Weak<EnvInner>,
+    /// The environment (`env.rs` implements [`AgentHost`]).
+    pub(crate) env: Weak<dyn AgentHost>,
     /// Its supervisor, if it was added with a factory to a supervising coop.
     pub(crate) supervisor: Option<SupervisorLink>,
     /// The message tracer, if tracing is on (read on the insend path, next to `insend`).
@@ -57,6 +58,24 @@ impl Binding {
     }
 }
 
+/// What a bound agent's mbox asks of its environment, never on the message path: the slab
+/// (burying the agent's tombstone as its mbox drops, live counts for `Mbox::stats`), an agent
+/// that finished without its finish demand (its dispatcher closed under it), and the panic
+/// reaction of an insend handler; and the counters new agents count in (the coop builder, which
+/// holds its env as an `Arc<dyn AgentHost>`). Implemented by the env (`env.rs`): a trait here,
+/// so that the mboxes and coops do not import the env — one dynamic call on those rare paths,
+/// none per message.
+pub(crate) trait AgentHost: Send + Sync {
+    /// The environment's agent slab.
+    fn agent_slab(&self) -> &AgentSlab;
+    /// The environment's counters.
+    fn counters(&self) -> &Arc<EnvCounters>;
+    /// `agent` of `coop` is gone without a finish demand (`EnvInner::agent_finished`).
+    fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
+    /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
+    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId);
+}
+
 /// What an agent declared per message type for its senders: insend handlers and event
 /// priorities. Most agents declare neither, so the binding holds it boxed and optional and
 /// the send path pays one pointer test for both.
@@ -73,59 +92,6 @@ impl TypeRules {
     }
 }
 
-/// Per-agent counters, readable from any thread.
-///
-/// While the agent lives, `handled` and `unhandled` are counted in its slot (the line its
-/// worker touches anyway, see `slab.rs`); they are copied here when it leaves. The others
-/// count what most agents never see (refusals, drops, panics, insend handlers, restarts,
-/// handler time): they live in a box made by the first count, so an agent that never needs
-/// them does not carry them.
-#[derive(Default)]
-pub(crate) struct AgentCounters {
-    /// Final count, published when the agent leaves.
-    pub(crate) handled: AtomicU64,
-    /// Final count, published when the agent leaves.
-    pub(crate) unhandled: AtomicU64,
-    rare: OnceLock<Box<RareCounters>>,
-}
-
-/// The counters of [`AgentCounters`] that most agents never touch.
-#[derive(Default)]
-pub(crate) struct RareCounters {
-    pub(crate) insend_handled: AtomicU64,
-    pub(crate) refused: AtomicU64,
-    pub(crate) limit_dropped: AtomicU64,
-    pub(crate) redirected: AtomicU64,
-    pub(crate) panics: AtomicU64,
-    pub(crate) dropped: AtomicU64,
-    pub(crate) restarts: AtomicU64,
-    /// Whether its handlers are timed (`handler_ns` is meaningful).
-    pub(crate) timed: AtomicBool,
-    /// Written by its worker only.
-    pub(crate) handler_ns: AtomicU64,
-}
-
-impl AgentCounters {
-    /// The rare counters, made on first use (any thread).
-    #[inline]
-    pub(crate) fn rare(&self) -> &RareCounters {
-        self.rare.get_or_init(Box::default)
-    }
-
-    /// A message limit dropped a message (reaction `Drop`, or a redirect loop cut): it is
-    /// counted as limit-dropped and as dropped.
-    pub(crate) fn count_limit_dropped(&self) {
-        let rare = self.rare();
-        rare.limit_dropped.fetch_add(1, Ordering::Relaxed);
-        rare.dropped.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The rare counters if any was counted yet.
-    pub(crate) fn rare_if_any(&self) -> Option<&RareCounters> {
-        self.rare.get().map(|r| &**r)
-    }
-}
-
 /// When the last holder of the agent's mbox lets go, nobody can read its counters any more:
 /// its final counts join its type's retired totals (`stats.rs`) and its tombstone leaves its
 /// slot (`slab.rs` ground rules).
@@ -137,7 +103,7 @@ impl Drop for AgentShared {
                 &crate::stats::AgentStats::read(&self.stats),
             );
             if let Some(env) = b.env.upgrade() {
-                env.slab.bury(b.target.load());
+                env.agent_slab().bury(b.target.load());
             }
         }
     }
@@ -208,7 +174,7 @@ impl AgentShared {
             tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
             drop(demand);
             if let Some(env) = b.env.upgrade() {
-                env.agent_finished(b.coop, self);
+                env.agent_left(b.coop, self);
             }
         }
         true
@@ -335,7 +301,7 @@ impl AgentShared {
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
                     if let Some(env) = b.env.upgrade() {
-                        env.react_to_panic(reaction, b.coop);
+                        env.react_to_insend_panic(reaction, b.coop);
                     }
                 }
             }

@@ -1,0 +1,82 @@
+//! The seam between the dispatchers and the agents: `AgentBody`, what a dispatcher can ask of
+//! the agent in a slot (implemented by `agent/cell.rs` and `agent/restart.rs`), with what it
+//! gives back (`Taken`, `Exit`) and the control demands it carries out (`Control`). Here, with
+//! the slab that holds the bodies, so that the slab and `disp/execute.rs` do not import the
+//! agents. No `unsafe`: declared with `#[deny(unsafe_code)]` inside the slab's allowance.
+
+use super::IncarnationCx;
+use crate::ids::{CoopId, MboxId};
+use crate::limit::LimitSlot;
+use crate::mbox::direct::{AgentHost, AgentShared};
+use crate::message::payload::Payload;
+use crate::timer::token::TimerToken;
+use std::sync::Arc;
+
+/// What became of a message an agent took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// A handler ran (and returned or panicked).
+    Handled,
+    /// The agent had no handler for it in its current state: rejected and counted.
+    Unhandled,
+    /// Kept for later (a failed supervised agent's next incarnation, or until the agent's coop
+    /// has started); counted when it is finally taken.
+    Deferred,
+    /// Not handled and never will be (the agent is not running): counted as dropped.
+    Dropped,
+}
+
+/// What a dispatcher can ask of an agent.
+pub(crate) trait AgentBody: Send {
+    /// Runs `on_start` (once; later calls do nothing).
+    fn on_start(&mut self);
+    /// Handles one message.
+    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken;
+    /// Handles a timer's message whose token allowed delivery when the dispatcher took it. A
+    /// body that defers it keeps the token: a cancel before a next incarnation takes the
+    /// message still revokes it.
+    fn on_timer_message(
+        &mut self,
+        source: MboxId,
+        payload: Payload,
+        limit: LimitSlot,
+        token: Arc<TimerToken>,
+    ) -> Taken;
+    /// Drops a message that must not be handled (its timer was cancelled), giving back its
+    /// place under the agent's message limit.
+    fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot);
+    /// Runs `on_finish` and leaves every state; the body is dropped next.
+    fn on_finish(&mut self) -> Exit;
+    /// Carries out a supervisor's control demand (`agent/restart.rs`); returns the body that
+    /// occupies the slot next.
+    fn control(self: Box<Self>, control: Control, cx: &mut IncarnationCx<'_>)
+    -> Box<dyn AgentBody>;
+    /// The name of the state the agent is in (reported to the testing kit's observer).
+    fn state_name(&self) -> &str;
+}
+
+/// Who to tell once a finished agent's body has been dropped.
+pub(crate) struct Exit {
+    /// The agent's environment.
+    pub(crate) env: Arc<dyn AgentHost>,
+    pub(crate) coop: CoopId,
+    /// The agent's mbox (it records why the agent left; death watch).
+    pub(crate) agent: Arc<AgentShared>,
+}
+
+/// A control demand for one agent (a supervisor's command, or its coop's start verdict), run by its worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// End the current incarnation (restart `epoch`).
+    Stop {
+        /// The restart it belongs to (echoed in the acknowledgement).
+        epoch: u64,
+    },
+    /// Start a new incarnation (restart `epoch`).
+    Start {
+        /// The restart it belongs to.
+        epoch: u64,
+    },
+    /// The agent's coop has started (`coop/start.rs`): handle the messages held meanwhile.
+    Release,
+}

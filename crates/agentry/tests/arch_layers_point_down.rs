@@ -1,0 +1,1068 @@
+//! The core crate's modules sit in named layers, and every import points down
+//! (`docs/ARCHITECTURE.md`, "Layers").
+//!
+//! The check reads every `.rs` file under `crates/agentry/src`, maps it to its module path
+//! (`mbox/direct.rs` → `mbox::direct`, inline `mod x { … }` blocks included), and extracts
+//! every reference to another module of the crate: `use crate::…` (grouped trees expanded),
+//! inline paths `crate::x::y` in code, and `super::…` paths that climb out of a module. Comments
+//! (doc comments' intra-doc links included) and string literals are not code and are skipped.
+//! A path through a root re-export (`crate::Mbox`) is followed to the module it re-exports
+//! (`lib.rs`'s `pub use`).
+//!
+//! Each module is placed by the most specific entry of [`LAYERS`] that is a prefix of its path.
+//! The rules:
+//!
+//! 1. every file sits in a layer, and every entry of the table names a module that exists;
+//! 2. a module may use a module of a lower layer, never one of a higher layer;
+//! 3. inside one layer the entries may use each other only without a cycle;
+//! 4. unit tests (`tests.rs` files, inline `mod tests`) may use any layer — the testing kit sits
+//!    on top and drives the lowest modules' tests; `lib.rs` (the public map) and `prelude.rs`
+//!    re-export from every layer and are not in the table;
+//! 5. an arrow listed in [`DEBT`] (what is left of the knot the crate grew as) is excused while
+//!    it breaks a rule, and fails the check once it does not: the list only shrinks.
+//!
+//! `docs/ARCHITECTURE.md` states the same table between the `layers-table` markers; a test
+//! compares the two. With `AGENTRY_LAYERS_PRINT=1` the test prints the module graph.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The layers, bottom to top, each with the modules it holds (module paths; the most specific
+/// prefix places a module).
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "foundation",
+        &[
+            "sync",
+            "ids",
+            "priority",
+            "reason",
+            "panic_reaction",
+            "trace",
+            "message",
+            "error",
+        ],
+    ),
+    ("counters and timers", &["stats", "timer"]),
+    (
+        "queues and dispatchers",
+        &["slab", "demand", "limit", "disp"],
+    ),
+    (
+        "mboxes",
+        &["mbox", "mchain", "request", "destination", "protocol"],
+    ),
+    ("agents", &["agent"]),
+    ("coops", &["coop", "supervision", "watch"]),
+    ("env", &["env"]),
+    ("testing kit", &["testing"]),
+];
+
+/// Arrows that still break the rules, each `(file, entry it uses)`: the debt of the knot this
+/// table is being carved out of. An arrow listed here is excused (from rule 2, and from the
+/// cycle search of rule 3); a listed arrow that no longer breaks a rule fails the check, so the
+/// list only shrinks. Docs/ARCHITECTURE.md ("Layers") says what is left and why.
+const DEBT: &[(&str, &str)] = &[
+    ("agent/cell.rs", "coop"),
+    ("agent/cell.rs", "env"),
+    ("agent/ctx.rs", "coop"),
+    ("agent/ctx.rs", "env"),
+    ("agent/restart.rs", "env"),
+    ("coop.rs", "supervision"),
+    ("coop/registry.rs", "supervision"),
+    ("demand.rs", "mbox"),
+    ("disp.rs", "env"),
+    ("disp/active_group.rs", "env"),
+    ("disp/active_obj.rs", "env"),
+    ("disp/one_thread.rs", "env"),
+    ("disp/prio_one_thread.rs", "env"),
+    ("disp/thread_pool.rs", "env"),
+    ("limit.rs", "mbox"),
+    ("protocol.rs", "agent"),
+    ("mchain.rs", "mbox"),
+    ("mchain/chain.rs", "mbox"),
+    ("slab.rs", "mbox"),
+    ("slab/body.rs", "mbox"),
+];
+
+/// Files outside the table: the crate's public map and the prelude re-export every layer; the
+/// guide is documentation only.
+const EXEMPT: &[&str] = &["", "prelude", "guide"];
+
+/// One reference from a module to another module of the crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Reference {
+    /// The referring file, relative to `src/`.
+    file: String,
+    /// 1-based line of the reference.
+    line: usize,
+    /// The module the reference is written in (`mbox::direct`, `disp::tests`, …).
+    from: Vec<String>,
+    /// The referenced path, absolute (`crate` removed).
+    to: Vec<String>,
+    /// Written in unit-test code.
+    in_test: bool,
+}
+
+/// A broken rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Violation {
+    /// An arrow from a lower layer to a higher one.
+    PointsUp {
+        file: String,
+        line: usize,
+        from: String,
+        from_layer: String,
+        to: String,
+        to_layer: String,
+        path: String,
+    },
+    /// A cycle between entries of one layer (each arrow with one place it is written).
+    Cycle { layer: String, arrows: Vec<String> },
+    /// A file that no entry places.
+    Unplaced { file: String },
+    /// An entry that names no module.
+    StaleEntry { entry: String },
+    /// A debt entry whose arrow breaks no rule any more.
+    PaidDebt { file: String, to: String },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::PointsUp {
+                file,
+                line,
+                from,
+                from_layer,
+                to,
+                to_layer,
+                path,
+            } => write!(
+                f,
+                "crates/agentry/src/{file}:{line}: `{from}` ({from_layer}) -> `{to}` ({to_layer}) \
+                 points up (`crate::{path}`)"
+            ),
+            Violation::Cycle { layer, arrows } => {
+                write!(f, "cycle inside the layer `{layer}`:")?;
+                for a in arrows {
+                    write!(f, "\n    {a}")?;
+                }
+                Ok(())
+            }
+            Violation::Unplaced { file } => {
+                write!(f, "crates/agentry/src/{file}: its module sits in no layer")
+            }
+            Violation::StaleEntry { entry } => {
+                write!(
+                    f,
+                    "layer table entry `{entry}` names no module of the crate"
+                )
+            }
+            Violation::PaidDebt { file, to } => write!(
+                f,
+                "debt entry (\"{file}\", \"{to}\") breaks no rule any more: remove it from DEBT"
+            ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lexing: code only, with line numbers.
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Ident(String),
+    PathSep,
+    Open,
+    Close,
+    Comma,
+    Semi,
+    Star,
+    Other(char),
+}
+
+/// Tokens of the code of `src` (comments, strings and char literals removed), each with its line.
+fn lex(src: &str) -> Vec<(Tok, usize)> {
+    let c: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line = 1;
+    let n = c.len();
+    // Skips a string body starting after its opening quote; `hashes` for raw strings.
+    fn skip_str(c: &[char], mut i: usize, line: &mut usize, raw: Option<usize>) -> usize {
+        while i < c.len() {
+            let ch = c[i];
+            if ch == '\n' {
+                *line += 1;
+            }
+            match raw {
+                None if ch == '\\' => {
+                    if c.get(i + 1) == Some(&'\n') {
+                        *line += 1;
+                    }
+                    i += 2;
+                    continue;
+                }
+                None if ch == '"' => return i + 1,
+                Some(h) if ch == '"' && (0..h).all(|k| c.get(i + 1 + k) == Some(&'#')) => {
+                    return i + 1 + h;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        i
+    }
+    while i < n {
+        let ch = c[i];
+        match ch {
+            '\n' => {
+                line += 1;
+                i += 1;
+            }
+            _ if ch.is_whitespace() => i += 1,
+            '/' if c.get(i + 1) == Some(&'/') => {
+                while i < n && c[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '/' if c.get(i + 1) == Some(&'*') => {
+                let mut depth = 1;
+                i += 2;
+                while i < n && depth > 0 {
+                    if c[i] == '\n' {
+                        line += 1;
+                    }
+                    if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                        depth -= 1;
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            '"' => i = skip_str(&c, i + 1, &mut line, None),
+            '\'' => {
+                // A char literal ('a', '\n', '\u{1F600}') or a lifetime ('a).
+                if c.get(i + 1) == Some(&'\\') {
+                    i += 2;
+                    while i < n && c[i] != '\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if c.get(i + 2) == Some(&'\'') {
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            }
+            _ if ch.is_alphabetic() || ch == '_' => {
+                let start = i;
+                while i < n && (c[i].is_alphanumeric() || c[i] == '_') {
+                    i += 1;
+                }
+                let word: String = c[start..i].iter().collect();
+                // Raw and byte strings: r"…", r#"…"#, b"…", br"…".
+                if (word == "r" || word == "br") && matches!(c.get(i), Some('"') | Some('#')) {
+                    let mut h = 0;
+                    while c.get(i + h) == Some(&'#') {
+                        h += 1;
+                    }
+                    if c.get(i + h) == Some(&'"') {
+                        i = skip_str(&c, i + h + 1, &mut line, Some(h));
+                        continue;
+                    }
+                }
+                if word == "b" && c.get(i) == Some(&'"') {
+                    i = skip_str(&c, i + 1, &mut line, None);
+                    continue;
+                }
+                if word == "b" && c.get(i) == Some(&'\'') {
+                    i += 1;
+                    if c.get(i) == Some(&'\\') {
+                        i += 1;
+                    }
+                    while i < n && c[i] != '\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                    continue;
+                }
+                out.push((Tok::Ident(word), line));
+            }
+            _ if ch.is_ascii_digit() => {
+                while i < n && (c[i].is_alphanumeric() || c[i] == '_') {
+                    i += 1;
+                }
+            }
+            ':' if c.get(i + 1) == Some(&':') => {
+                out.push((Tok::PathSep, line));
+                i += 2;
+            }
+            '{' => {
+                out.push((Tok::Open, line));
+                i += 1;
+            }
+            '}' => {
+                out.push((Tok::Close, line));
+                i += 1;
+            }
+            ',' => {
+                out.push((Tok::Comma, line));
+                i += 1;
+            }
+            ';' => {
+                out.push((Tok::Semi, line));
+                i += 1;
+            }
+            '*' => {
+                out.push((Tok::Star, line));
+                i += 1;
+            }
+            _ => {
+                out.push((Tok::Other(ch), line));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn ident(t: Option<&(Tok, usize)>) -> Option<&str> {
+    match t {
+        Some((Tok::Ident(s), _)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extraction.
+
+/// A use tree's leaves: each path written (relative to the tree's root) and its line.
+fn use_tree(
+    toks: &[(Tok, usize)],
+    i: &mut usize,
+    prefix: &[String],
+    out: &mut Vec<(Vec<String>, usize)>,
+) {
+    let mut path = prefix.to_vec();
+    let mut line = toks.get(*i).map_or(0, |t| t.1);
+    loop {
+        match toks.get(*i) {
+            Some((Tok::Ident(s), l)) if s != "as" => {
+                path.push(s.clone());
+                line = *l;
+                *i += 1;
+            }
+            Some((Tok::PathSep, _)) => *i += 1,
+            Some((Tok::Open, _)) => {
+                *i += 1;
+                loop {
+                    match toks.get(*i) {
+                        Some((Tok::Close, _)) => {
+                            *i += 1;
+                            return;
+                        }
+                        Some((Tok::Comma, _)) => *i += 1,
+                        None => return,
+                        _ => use_tree(toks, i, &path, out),
+                    }
+                }
+            }
+            Some((Tok::Star, l)) => {
+                *i += 1;
+                out.push((path.clone(), *l));
+                return;
+            }
+            Some((Tok::Ident(s), _)) if s == "as" => {
+                *i += 2; // `as name`
+                out.push((path, line));
+                return;
+            }
+            _ => {
+                if path.len() > prefix.len() {
+                    out.push((path, line));
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// `path` written in module `module`, made absolute; `None` when it does not start at
+/// `crate`, `super` or `self` (an external crate, or a name in scope).
+fn absolute(module: &[String], path: &[String]) -> Option<Vec<String>> {
+    let mut base: Vec<String> = module.to_vec();
+    let mut rest = path;
+    match rest.first().map(String::as_str) {
+        Some("crate") | Some("$crate") => {
+            base.clear();
+            rest = &rest[1..];
+        }
+        Some("self") => rest = &rest[1..],
+        Some("super") => {
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop()?;
+                rest = &rest[1..];
+            }
+        }
+        _ => return None,
+    }
+    base.extend(rest.iter().cloned());
+    Some(base)
+}
+
+/// Every reference to a module of the crate written in `file` (relative to `src/`).
+fn references(file: &str, src: &str) -> Vec<Reference> {
+    let file_module = module_of(file);
+    let file_is_test = file_module
+        .last()
+        .is_some_and(|m| m == "tests" || m == "loom_tests");
+    let toks = lex(src);
+    let mut out = Vec::new();
+    // Inline modules: (name, brace depth inside it).
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let module: Vec<String> = file_module
+            .iter()
+            .cloned()
+            .chain(inline.iter().map(|(m, _)| m.clone()))
+            .collect();
+        let in_test = file_is_test || inline.iter().any(|(m, _)| m == "tests");
+        let prev_is_sep = i > 0 && toks[i - 1].0 == Tok::PathSep;
+        match &toks[i].0 {
+            Tok::Open => {
+                depth += 1;
+                i += 1;
+            }
+            Tok::Close => {
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            Tok::Ident(w) if w == "mod" => {
+                if let (Some(name), Some((Tok::Open, _))) =
+                    (ident(toks.get(i + 1)), toks.get(i + 2))
+                {
+                    inline.push((name.to_string(), depth + 1));
+                    depth += 1;
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            }
+            Tok::Ident(w) if w == "use" && !prev_is_sep => {
+                i += 1;
+                let mut leaves = Vec::new();
+                // `use ::x` (an external crate) is not ours.
+                if toks.get(i).map(|t| &t.0) != Some(&Tok::PathSep) {
+                    use_tree(&toks, &mut i, &[], &mut leaves);
+                }
+                for (path, line) in leaves {
+                    if let Some(to) = absolute(&module, &path) {
+                        out.push(Reference {
+                            file: file.to_string(),
+                            line,
+                            from: module.clone(),
+                            to,
+                            in_test,
+                        });
+                    }
+                }
+            }
+            Tok::Ident(w) if (w == "crate" || w == "super") && !prev_is_sep => {
+                let line = toks[i].1;
+                let mut path = vec![w.clone()];
+                let mut j = i + 1;
+                while toks.get(j).map(|t| &t.0) == Some(&Tok::PathSep) {
+                    match ident(toks.get(j + 1)) {
+                        Some(s) => {
+                            path.push(s.to_string());
+                            j += 2;
+                        }
+                        None => break,
+                    }
+                }
+                if path.len() > 1
+                    && let Some(to) = absolute(&module, &path)
+                {
+                    out.push(Reference {
+                        file: file.to_string(),
+                        line,
+                        from: module,
+                        to,
+                        in_test,
+                    });
+                }
+                i = j;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// `mbox/direct.rs` → `["mbox", "direct"]`; `lib.rs` → `[]`.
+fn module_of(file: &str) -> Vec<String> {
+    let stem = file.strip_suffix(".rs").unwrap_or(file);
+    if stem == "lib" {
+        return Vec::new();
+    }
+    stem.split('/').map(str::to_string).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The check.
+
+struct Table {
+    /// Entry (`agent`, `mbox::direct`, …) → layer index.
+    entries: BTreeMap<String, usize>,
+    names: Vec<String>,
+}
+
+impl Table {
+    fn new(layers: &[(&str, &[&str])]) -> Table {
+        let mut entries = BTreeMap::new();
+        for (k, (_, mods)) in layers.iter().enumerate() {
+            for m in *mods {
+                entries.insert(m.to_string(), k);
+            }
+        }
+        Table {
+            entries,
+            names: layers.iter().map(|(n, _)| n.to_string()).collect(),
+        }
+    }
+
+    /// The most specific entry whose path is a prefix of `module`.
+    fn place(&self, module: &[String]) -> Option<(&str, usize)> {
+        (1..=module.len()).rev().find_map(|len| {
+            let key = module[..len].join("::");
+            self.entries
+                .get_key_value(&key)
+                .map(|(k, l)| (k.as_str(), *l))
+        })
+    }
+}
+
+/// Checks `files` (path relative to `src/`, source) against `layers`.
+fn check(
+    layers: &[(&str, &[&str])],
+    debt: &[(&str, &str)],
+    files: &[(String, String)],
+) -> (Vec<Violation>, Vec<Edge>) {
+    let table = Table::new(layers);
+    let mut debt_used = vec![false; debt.len()];
+    let mut violations = Vec::new();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(f, _)| module_of(f)).collect();
+    let reexports = root_reexports(files);
+
+    for entry in table.entries.keys() {
+        let path: Vec<String> = entry.split("::").map(str::to_string).collect();
+        if !modules.iter().any(|m| m.starts_with(&path)) {
+            violations.push(Violation::StaleEntry {
+                entry: entry.clone(),
+            });
+        }
+    }
+
+    let mut edges: Vec<Edge> = Vec::new();
+    for (file, src) in files {
+        let module = module_of(file);
+        if EXEMPT.contains(&module.first().map_or("", String::as_str)) {
+            continue;
+        }
+        let Some((from, from_layer)) = table.place(&module) else {
+            violations.push(Violation::Unplaced { file: file.clone() });
+            continue;
+        };
+        for r in references(file, src) {
+            if r.in_test {
+                continue;
+            }
+            let to = resolve(&r.to, &modules, &reexports);
+            let Some((target, to_layer)) = table.place(&to) else {
+                continue;
+            };
+            if target == from {
+                continue;
+            }
+            let excused = debt
+                .iter()
+                .position(|(f, t)| f == file && *t == target)
+                .filter(|_| to_layer >= from_layer);
+            match excused {
+                // An upward arrow is the debt itself; an arrow inside the layer is debt only
+                // while it closes a cycle (checked below).
+                Some(k) if to_layer > from_layer => debt_used[k] = true,
+                Some(_) => {}
+                None if to_layer > from_layer => violations.push(Violation::PointsUp {
+                    file: r.file.clone(),
+                    line: r.line,
+                    from: from.to_string(),
+                    from_layer: table.names[from_layer].clone(),
+                    to: target.to_string(),
+                    to_layer: table.names[to_layer].clone(),
+                    path: r.to.join("::"),
+                }),
+                None => {}
+            }
+            edges.push(Edge {
+                from: from.to_string(),
+                to: target.to_string(),
+                file: r.file.clone(),
+                line: r.line,
+                same_layer: to_layer == from_layer,
+                layer: from_layer,
+                excused,
+            });
+        }
+    }
+
+    // A debt arrow inside a layer is still needed while it closes a cycle with every arrow.
+    for k in 0..table.names.len() {
+        let inner: Vec<&Edge> = edges
+            .iter()
+            .filter(|e| e.same_layer && e.layer == k)
+            .collect();
+        let sccs = cycles(&inner);
+        for e in &inner {
+            if let Some(d) = e.excused
+                && sccs
+                    .iter()
+                    .any(|c| c.contains(&e.from) && c.contains(&e.to))
+            {
+                debt_used[d] = true;
+            }
+        }
+    }
+
+    for (k, (file, to)) in debt.iter().enumerate() {
+        if !debt_used[k] {
+            violations.push(Violation::PaidDebt {
+                file: file.to_string(),
+                to: to.to_string(),
+            });
+        }
+    }
+
+    // Cycles inside one layer: strongly connected components of its entries.
+    for (k, name) in table.names.iter().enumerate() {
+        let inner: Vec<&Edge> = edges
+            .iter()
+            .filter(|e| e.same_layer && e.layer == k && e.excused.is_none())
+            .collect();
+        for scc in cycles(&inner) {
+            let mut arrows: Vec<String> = Vec::new();
+            let mut seen = BTreeSet::new();
+            for e in &inner {
+                if scc.contains(&e.from) && scc.contains(&e.to) && seen.insert((&e.from, &e.to)) {
+                    arrows.push(format!(
+                        "`{}` -> `{}` (crates/agentry/src/{}:{})",
+                        e.from, e.to, e.file, e.line
+                    ));
+                }
+            }
+            violations.push(Violation::Cycle {
+                layer: name.clone(),
+                arrows,
+            });
+        }
+    }
+    (violations, edges)
+}
+
+/// An arrow between two entries of the table, with one place it is written.
+#[derive(Debug, Clone)]
+struct Edge {
+    from: String,
+    to: String,
+    file: String,
+    line: usize,
+    same_layer: bool,
+    layer: usize,
+    /// The `DEBT` entry that excuses it, if any.
+    excused: Option<usize>,
+}
+
+/// The sets of entries that reach each other (more than one entry each).
+fn cycles(edges: &[&Edge]) -> Vec<BTreeSet<String>> {
+    let nodes: BTreeSet<&str> = edges
+        .iter()
+        .flat_map(|e| [e.from.as_str(), e.to.as_str()])
+        .collect();
+    let reach = |start: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![start.to_string()];
+        while let Some(n) = stack.pop() {
+            for e in edges.iter().filter(|e| e.from == n) {
+                if seen.insert(e.to.clone()) {
+                    stack.push(e.to.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<&str, BTreeSet<String>> = nodes.iter().map(|n| (*n, reach(n))).collect();
+    let mut out: Vec<BTreeSet<String>> = Vec::new();
+    for n in &nodes {
+        let scc: BTreeSet<String> = nodes
+            .iter()
+            .filter(|m| reaches[n].contains(**m) && reaches[*m].contains(*n))
+            .map(|m| m.to_string())
+            .collect();
+        if scc.len() > 1 && !out.contains(&scc) {
+            out.push(scc);
+        }
+    }
+    out
+}
+
+/// The names `lib.rs` re-exports at the root, each with the path it re-exports.
+fn root_reexports(files: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+    let mut map = BTreeMap::new();
+    let Some((_, lib)) = files.iter().find(|(f, _)| f == "lib.rs") else {
+        return map;
+    };
+    for r in references("lib.rs", lib) {
+        if let Some(last) = r.to.last() {
+            map.insert(last.clone(), r.to.clone());
+        }
+    }
+    map
+}
+
+/// A path that starts with a root re-export continues at the re-exported item.
+fn resolve(
+    path: &[String],
+    modules: &BTreeSet<Vec<String>>,
+    reexports: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    let Some(first) = path.first() else {
+        return Vec::new();
+    };
+    if modules.iter().any(|m| m.first() == Some(first)) {
+        return path.to_vec();
+    }
+    match reexports.get(first) {
+        Some(target) => target.iter().chain(&path[1..]).cloned().collect(),
+        None => path.to_vec(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The crate's files, and the tests.
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn read_sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("src is readable")
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, root, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p
+                    .strip_prefix(root)
+                    .expect("under src")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&p).expect("source is utf-8")));
+            }
+        }
+    }
+    let root = src_dir();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out
+}
+
+fn print_graph(edges: &[Edge]) {
+    let mut counts: BTreeMap<(&str, &str), (usize, String)> = BTreeMap::new();
+    for e in edges {
+        let c = counts
+            .entry((&e.from, &e.to))
+            .or_insert((0, format!("{}:{}", e.file, e.line)));
+        c.0 += 1;
+    }
+    for ((from, to), (n, at)) in counts {
+        eprintln!("{from} -> {to}  ({n}x, e.g. {at})");
+    }
+}
+
+#[test]
+fn every_import_of_the_core_points_down() {
+    let files = read_sources();
+    assert!(
+        files.len() > 50,
+        "the crate's sources were found ({} files)",
+        files.len()
+    );
+    let (violations, edges) = check(LAYERS, DEBT, &files);
+    if std::env::var_os("AGENTRY_LAYERS_PRINT").is_some() {
+        print_graph(&edges);
+        let mut up = BTreeSet::new();
+        for v in &violations {
+            if let Violation::PointsUp { file, to, .. } = v {
+                up.insert((file.clone(), to.clone()));
+            }
+        }
+        for (f, t) in up {
+            eprintln!("DEBT (\"{f}\", \"{t}\"),");
+        }
+    }
+    assert!(
+        !edges.is_empty(),
+        "references between modules were extracted"
+    );
+    let report: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    assert!(
+        report.is_empty(),
+        "{} layer violation(s):\n{}",
+        report.len(),
+        report.join("\n")
+    );
+}
+
+#[test]
+fn architecture_md_states_the_same_layers() {
+    let md = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ARCHITECTURE.md"),
+    )
+    .expect("docs/ARCHITECTURE.md is readable");
+    let start = md
+        .find("<!-- layers-table -->")
+        .expect("ARCHITECTURE.md has the layers-table marker");
+    let end = md
+        .find("<!-- /layers-table -->")
+        .expect("ARCHITECTURE.md closes the layers-table");
+    // Rows `| n | name | `a`, `b` | … |`, bottom (1) to top.
+    let mut stated: Vec<(String, Vec<String>)> = Vec::new();
+    for row in md[start..end].lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        if cells.len() < 4 || cells[1].parse::<usize>().is_err() {
+            continue;
+        }
+        let mods = cells[3]
+            .split(',')
+            .map(|m| m.trim().trim_matches('`').to_string())
+            .filter(|m| !m.is_empty())
+            .collect();
+        stated.push((cells[2].to_string(), mods));
+    }
+    let table: Vec<(String, Vec<String>)> = LAYERS
+        .iter()
+        .map(|(n, m)| (n.to_string(), m.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    assert_eq!(
+        stated, table,
+        "ARCHITECTURE.md's layer table is the checker's"
+    );
+}
+
+// The checker itself: a violation cannot slip through.
+
+fn synthetic(files: &[(&str, &str)]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|(f, s)| (f.to_string(), s.to_string()))
+        .collect()
+}
+
+const TOY: &[(&str, &[&str])] = &[
+    ("low", &["ids", "queue"]),
+    ("mid", &["mbox"]),
+    ("high", &["env"]),
+];
+
+#[test]
+fn a_lower_layer_importing_a_higher_one_is_caught_with_file_line_and_arrow() {
+    let files = synthetic(&[
+        (
+            "lib.rs",
+            "mod ids;\nmod mbox;\nmod env;\npub use crate::env::Env;\n",
+        ),
+        (
+            "ids.rs",
+            "//! ids\n\nuse crate::{\n    queue::Q,\n    env::{Env, builder::B},\n};\n",
+        ),
+        ("queue.rs", "pub struct Q;\n"),
+        (
+            "mbox.rs",
+            "use crate::ids::Id;\nfn f() { let _ = crate::Env::new(); }\n",
+        ),
+        ("env.rs", "use crate::mbox::Mbox;\n"),
+        ("env/builder.rs", "use super::super::ids::Id;\n"),
+    ]);
+    let (v, _) = check(TOY, &[], &files);
+    let msgs: Vec<String> = v.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        msgs,
+        [
+            "crates/agentry/src/ids.rs:5: `ids` (low) -> `env` (high) points up (`crate::env::Env`)",
+            "crates/agentry/src/ids.rs:5: `ids` (low) -> `env` (high) points up (`crate::env::builder::B`)",
+            "crates/agentry/src/mbox.rs:2: `mbox` (mid) -> `env` (high) points up (`crate::Env::new`)",
+        ]
+    );
+}
+
+#[test]
+fn super_paths_climbing_out_of_a_module_are_caught() {
+    let files = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", ""),
+        ("queue.rs", ""),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+        (
+            "ids/inner.rs",
+            "fn f() { super::super::env::go(); }\nuse super::super::mbox;\n",
+        ),
+    ]);
+    let (v, _) = check(TOY, &[], &files);
+    let msgs: Vec<String> = v.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        msgs,
+        [
+            "crates/agentry/src/ids/inner.rs:1: `ids` (low) -> `env` (high) points up (`crate::env::go`)",
+            "crates/agentry/src/ids/inner.rs:2: `ids` (low) -> `mbox` (mid) points up (`crate::mbox`)",
+        ]
+    );
+}
+
+#[test]
+fn comments_strings_and_unit_tests_are_not_imports() {
+    let files = synthetic(&[
+        ("lib.rs", ""),
+        (
+            "ids.rs",
+            "/// See [`Env`](crate::env::Env).\n// use crate::env;\n/* crate::env::X */\nconst S: &str = \"crate::env::Y\";\nconst R: &str = r#\"use crate::env;\"#;\nfn f<'a>(x: &'a u8) -> char { 'c' }\n#[cfg(test)]\nmod tests {\n    use crate::env::Env;\n}\n",
+        ),
+        ("ids/tests.rs", "use crate::env::Env;\n"),
+        ("queue.rs", ""),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    let (v, _) = check(TOY, &[], &files);
+    assert_eq!(v, []);
+}
+
+#[test]
+fn a_cycle_inside_one_layer_is_caught_and_a_chain_is_not() {
+    let chain = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", ""),
+        ("queue.rs", "use crate::ids::Id;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    assert_eq!(check(TOY, &[], &chain).0, []);
+    let cycle = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", "\nuse crate::queue::Q;\n"),
+        ("queue.rs", "use crate::ids::Id;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    let msgs: Vec<String> = check(TOY, &[], &cycle)
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            "cycle inside the layer `low`:\n    `ids` -> `queue` (crates/agentry/src/ids.rs:2)\n    `queue` -> `ids` (crates/agentry/src/queue.rs:1)"
+        ]
+    );
+}
+
+#[test]
+fn unplaced_files_and_stale_entries_are_caught() {
+    let files = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", ""),
+        ("queue.rs", ""),
+        ("mbox.rs", ""),
+        ("stray.rs", ""),
+    ]);
+    let msgs: Vec<String> = check(TOY, &[], &files)
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            "layer table entry `env` names no module of the crate",
+            "crates/agentry/src/stray.rs: its module sits in no layer",
+        ]
+    );
+}
+
+#[test]
+fn a_debt_entry_inside_a_layer_lasts_only_while_it_closes_a_cycle() {
+    let debt = [("queue.rs", "ids")];
+    let cycle = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", "use crate::queue::Q;\n"),
+        ("queue.rs", "use crate::ids::Id;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    assert_eq!(check(TOY, &debt, &cycle).0, []);
+    let chain = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", ""),
+        ("queue.rs", "use crate::ids::Id;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    let msgs: Vec<String> = check(TOY, &debt, &chain)
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        msgs,
+        ["debt entry (\"queue.rs\", \"ids\") breaks no rule any more: remove it from DEBT"]
+    );
+}
+
+#[test]
+fn a_debt_entry_excuses_its_arrow_only_while_the_arrow_exists() {
+    let files = synthetic(&[
+        ("lib.rs", ""),
+        ("ids.rs", "use crate::env::Env;\n"),
+        ("queue.rs", "use crate::env::Env;\n"),
+        ("mbox.rs", ""),
+        ("env.rs", ""),
+    ]);
+    let msgs: Vec<String> = check(TOY, &[("ids.rs", "env"), ("mbox.rs", "env")], &files)
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            "crates/agentry/src/queue.rs:1: `queue` (low) -> `env` (high) points up (`crate::env::Env`)",
+            "debt entry (\"mbox.rs\", \"env\") breaks no rule any more: remove it from DEBT",
+        ]
+    );
+}
