@@ -18,6 +18,7 @@ fn table() -> String {
         let kind = match spec.kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
         };
         let labels = if spec.labels.is_empty() {
             "—".to_owned()

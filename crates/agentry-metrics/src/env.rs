@@ -245,8 +245,8 @@ pub(crate) const TYPE_QUEUE_DEPTH: Spec = Spec {
 };
 pub(crate) const TYPE_HANDLER_SECONDS: Spec = Spec {
     name: "agentry_agent_handler_seconds",
-    help: "Time the handlers of the agents of the type that are timed took, in total.",
-    kind: Kind::Counter,
+    help: "Time each handler run of the timed agents of the type took (buckets 1 us x 4^i).",
+    kind: Kind::Histogram,
     labels: AGENT_TYPE,
 };
 
@@ -307,12 +307,8 @@ pub(crate) fn collect(env: &EnvHandle, out: &mut Families) {
         if let Some(depth) = t.totals.queue_depth.value() {
             out.int(&TYPE_QUEUE_DEPTH, &labels, depth);
         }
-        if let Some(time) = t.totals.handler_time.value() {
-            out.add(
-                &TYPE_HANDLER_SECONDS,
-                &labels,
-                Value::Float(time.as_secs_f64()),
-            );
+        if let Some(times) = t.totals.handler_time.value() {
+            out.add(&TYPE_HANDLER_SECONDS, &labels, Value::Histogram(times));
         }
     }
 }

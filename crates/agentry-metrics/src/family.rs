@@ -6,17 +6,22 @@
 //! nothing reports is left out. Several sources may add to one family (two gateways, one
 //! `agentry_remote_sent_total`): the family is written once, with every sample.
 
+use agentry::HandlerTimes;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::exemplar::Exemplar;
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::time::Duration;
 
-/// A metric's kind. Counters only go up (the exporter sees to it, see [`Monotonic`]).
+/// A metric's kind. Counters and histograms only go up (the exporter sees to it, see
+/// [`Monotonic`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     Counter,
     Gauge,
+    /// Handler times: [`HandlerTimes`]' buckets, in seconds.
+    Histogram,
 }
 
 /// A metric family: its name as exposed minus the `_total` a counter gets, its help text,
@@ -35,23 +40,30 @@ impl Spec {
     pub(crate) fn exposed(&self) -> String {
         match self.kind {
             Kind::Counter => format!("{}_total", self.name),
-            Kind::Gauge => self.name.to_owned(),
+            Kind::Gauge | Kind::Histogram => self.name.to_owned(),
         }
     }
 }
 
-/// A sample's value: counts are integers, times are seconds.
+/// A sample's value: a count, or handler times (a histogram in seconds).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Value {
     Int(u64),
-    Float(f64),
+    Histogram(HandlerTimes),
 }
 
 impl Value {
+    /// The larger of two readings of one series (per bucket for a histogram).
     fn max(self, other: Value) -> Value {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => Value::Int(a.max(b)),
-            (Value::Float(a), Value::Float(b)) => Value::Float(a.max(b)),
+            (Value::Histogram(mut a), Value::Histogram(b)) => {
+                a.total = a.total.max(b.total);
+                for (x, y) in a.counts.iter_mut().zip(b.counts) {
+                    *x = (*x).max(y);
+                }
+                Value::Histogram(a)
+            }
             (a, _) => a,
         }
     }
@@ -106,11 +118,7 @@ impl Families {
     /// Keeps every counter from going below what `last` saw of it (see [`Monotonic`]).
     pub(crate) fn clamp(&mut self, last: &mut Monotonic) {
         let mut seen = HashMap::with_capacity(last.0.len());
-        for family in self
-            .list
-            .iter_mut()
-            .filter(|f| f.spec.kind == Kind::Counter)
-        {
+        for family in self.list.iter_mut().filter(|f| f.spec.kind != Kind::Gauge) {
             for sample in &mut family.samples {
                 let mut key = family.spec.name.to_owned();
                 for (_, v) in &sample.labels {
@@ -132,6 +140,7 @@ impl Families {
             let kind = match family.spec.kind {
                 Kind::Counter => MetricType::Counter,
                 Kind::Gauge => MetricType::Gauge,
+                Kind::Histogram => MetricType::Histogram,
             };
             let mut metric =
                 encoder.encode_descriptor(family.spec.name, family.spec.help, None, kind)?;
@@ -141,11 +150,24 @@ impl Families {
                     (Kind::Counter, Value::Int(v)) => {
                         series.encode_counter(&v, None::<&Exemplar<NoLabelSet, f64>>)?
                     }
-                    (Kind::Counter, Value::Float(v)) => {
-                        series.encode_counter(&v, None::<&Exemplar<NoLabelSet, f64>>)?
-                    }
                     (Kind::Gauge, Value::Int(v)) => series.encode_gauge(&v)?,
-                    (Kind::Gauge, Value::Float(v)) => series.encode_gauge(&v)?,
+                    (_, Value::Histogram(h)) => {
+                        let buckets: Vec<(f64, u64)> = HandlerTimes::BOUNDS
+                            .iter()
+                            .map(Duration::as_secs_f64)
+                            .chain([f64::INFINITY])
+                            .zip(h.counts)
+                            .collect();
+                        series.encode_histogram::<NoLabelSet>(
+                            h.total.as_secs_f64(),
+                            h.count(),
+                            &buckets,
+                            None,
+                        )?
+                    }
+                    (kind, value) => {
+                        debug_assert!(false, "{kind:?} sample {value:?}");
+                    }
                 }
             }
         }

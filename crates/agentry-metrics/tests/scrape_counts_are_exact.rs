@@ -102,16 +102,22 @@ fn a_scrape_reports_exact_counts_per_agent_type_dispatcher_and_environment() {
         )),
         0.0
     );
+    // Handler times: a histogram with one count per job handled.
     let seconds = e.get(&format!(
-        "agentry_agent_handler_seconds_total{{agent_type=\"{POOLED}\"}}"
+        "agentry_agent_handler_seconds_sum{{agent_type=\"{POOLED}\"}}"
     ));
     assert!(seconds > 0.0 && seconds < 10.0, "{seconds}");
+    let runs = format!("agentry_agent_handler_seconds_count{{agent_type=\"{POOLED}\"}}");
+    assert_eq!(e.get(&runs), 150.0);
+    let all =
+        format!("agentry_agent_handler_seconds_bucket{{agent_type=\"{POOLED}\",le=\"+Inf\"}}");
+    assert_eq!(e.get(&all), 150.0);
     // Not asked for: not reported (never a misleading zero).
     assert!(!e.samples.contains_key(&format!(
         "agentry_agent_queue_depth{{agent_type=\"{WORKER}\"}}"
     )));
     assert!(!e.samples.keys().any(|s| s.starts_with(
-        "agentry_agent_handler_seconds_total{agent_type=\"scrape_counts_are_exact::Worker"
+        "agentry_agent_handler_seconds_count{agent_type=\"scrape_counts_are_exact::Worker"
     )));
 
     // Dispatchers.

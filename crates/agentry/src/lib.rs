@@ -168,7 +168,7 @@ pub use crate::{
     protocol::Protocol,
     reason::{DeregReason, ExitReason},
     request::{PendingReply, ReplyTo, Request},
-    stats::{AgentStats, AgentTypeStats, EnvStats, Tracked},
+    stats::{AgentStats, AgentTypeStats, EnvStats, HandlerTimes, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
     watch::{Terminated, WatchTarget},
 };

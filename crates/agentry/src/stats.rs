@@ -176,10 +176,11 @@ pub struct AgentStats {
     /// (`EnvBuilder::queue_depth` or `Define::track_queue_depth`; tracking costs an atomic
     /// increment per send), so an agent whose depth is not tracked never reads as empty.
     pub queue_depth: Tracked<u64>,
-    /// Total time its handlers took to handle messages (lookup, handler, state change) —
-    /// [`Tracked::NotTracked`] unless asked for (`EnvBuilder::handler_time` or
-    /// `Define::measure_handler_time`; measuring reads the clock twice per message).
-    pub handler_time: Tracked<Duration>,
+    /// How long its handlers took to handle messages (lookup, handler, state change): the
+    /// total and a histogram — [`Tracked::NotTracked`] unless asked for
+    /// (`EnvBuilder::handler_time` or `Define::measure_handler_time`; measuring reads the
+    /// clock twice per message).
+    pub handler_time: Tracked<HandlerTimes>,
 }
 
 /// The counters of every agent of one type, summed
@@ -264,6 +265,68 @@ impl<T> From<Option<T>> for Tracked<T> {
     }
 }
 
+/// How long an agent's handlers took ([`AgentStats::handler_time`]): the total, and a
+/// histogram — how many handler runs took at most each of [`HandlerTimes::BOUNDS`]
+/// (1 µs, 4 µs, 16 µs, … ×4 … about 1.05 s), the last bucket the longer ones. Summed over
+/// agents, it is the distribution of their handler times (percentiles, SLOs); the Prometheus
+/// exporter reports it as a histogram.
+///
+/// ```
+/// use agentry::HandlerTimes;
+/// use std::time::Duration;
+///
+/// assert_eq!(HandlerTimes::BOUNDS[0], Duration::from_micros(1));
+/// assert_eq!(HandlerTimes::BOUNDS[2], Duration::from_micros(16));
+/// assert_eq!(HandlerTimes::BUCKETS, HandlerTimes::BOUNDS.len() + 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HandlerTimes {
+    /// Total time of every handler run.
+    pub total: Duration,
+    /// Handler runs per bucket: `counts[i]` took more than `BOUNDS[i - 1]` (0 for `i = 0`)
+    /// and at most `BOUNDS[i]`; the last counts those above the last bound.
+    pub counts: [u64; HandlerTimes::BUCKETS],
+}
+
+impl HandlerTimes {
+    /// Buckets: one per bound, and one for longer runs.
+    pub const BUCKETS: usize = 12;
+    /// The buckets' upper bounds: 1 µs × 4ⁱ.
+    pub const BOUNDS: [Duration; HandlerTimes::BUCKETS - 1] = {
+        let mut b = [Duration::ZERO; HandlerTimes::BUCKETS - 1];
+        let mut i = 0;
+        let mut ns = 1_000;
+        while i < b.len() {
+            b[i] = Duration::from_nanos(ns);
+            ns *= 4;
+            i += 1;
+        }
+        b
+    };
+
+    /// Handler runs counted.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// The bucket of a run of `ns` nanoseconds: the first whose bound is at least `ns`.
+    #[inline]
+    pub(crate) fn bucket_of(ns: u64) -> usize {
+        // Whole microseconds, rounded up; bucket i holds (4^(i-1), 4^i] µs.
+        let us = ns.div_ceil(1_000).max(1);
+        let bits = (64 - (us - 1).leading_zeros()) as usize;
+        bits.div_ceil(2).min(Self::BUCKETS - 1)
+    }
+
+    fn accumulate(&mut self, other: &HandlerTimes) {
+        self.total += other.total;
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+    }
+}
+
 impl AgentStats {
     /// Adds `other`'s counts to these (opt-in measurements: tracked if either is).
     pub(crate) fn accumulate(&mut self, other: &AgentStats) {
@@ -277,7 +340,14 @@ impl AgentStats {
         self.dropped += other.dropped;
         self.restarts += other.restarts;
         self.queue_depth = add_tracked(self.queue_depth, other.queue_depth);
-        self.handler_time = add_tracked(self.handler_time, other.handler_time);
+        self.handler_time = match (self.handler_time, other.handler_time) {
+            (Tracked::Value(mut a), Tracked::Value(b)) => {
+                a.accumulate(&b);
+                Tracked::Value(a)
+            }
+            (Tracked::NotTracked, b) => b,
+            (a, Tracked::NotTracked) => a,
+        };
     }
 
     pub(crate) fn read(c: &AgentCounters) -> Self {
@@ -296,8 +366,8 @@ impl AgentStats {
             queue_depth: Tracked::NotTracked,
             handler_time: c
                 .rare_if_any()
-                .filter(|x| x.timed.load(Ordering::Relaxed))
-                .map(|x| Duration::from_nanos(r(&x.handler_ns)))
+                .and_then(|x| x.timing.get())
+                .map(|t| t.read())
                 .into(),
         }
     }
@@ -312,3 +382,6 @@ fn add_tracked<T: std::ops::Add<Output = T>>(a: Tracked<T>, b: Tracked<T>) -> Tr
         (Tracked::NotTracked, Tracked::NotTracked) => Tracked::NotTracked,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -41,7 +41,7 @@ fn render(samples: Vec<(Spec, Vec<&'static str>, Value)>) -> String {
 fn a_family_is_written_once_with_all_its_samples_and_escaped_labels() {
     let text = render(vec![
         (HITS, vec!["a"], Value::Int(3)),
-        (LEVEL, vec![], Value::Float(0.5)),
+        (LEVEL, vec![], Value::Int(5)),
         (HITS, vec!["b\"\\\n"], Value::Int(4)),
     ]);
     assert_eq!(
@@ -52,7 +52,7 @@ fn a_family_is_written_once_with_all_its_samples_and_escaped_labels() {
          test_hits_total{who=\"b\\\"\\\\\\n\"} 4\n\
          # HELP test_level_seconds A level, with \\\\ and\\na newline.\n\
          # TYPE test_level_seconds gauge\n\
-         test_level_seconds 0.5\n"
+         test_level_seconds 5\n"
     );
 }
 
@@ -112,4 +112,70 @@ fn series_keys_do_not_collide_across_label_boundaries() {
     f.int(&PAIR, &["a", "b/1:c"], 1);
     f.clamp(&mut last);
     assert_eq!(f.list[0].samples[0].value, Value::Int(1));
+}
+
+const TIMES: Spec = Spec {
+    name: "test_handler_seconds",
+    help: "Times.",
+    kind: Kind::Histogram,
+    labels: &["who"],
+};
+
+fn times(total_us: u64, counts: [u64; HandlerTimes::BUCKETS]) -> Value {
+    let mut h = HandlerTimes::default();
+    h.total = Duration::from_micros(total_us);
+    h.counts = counts;
+    Value::Histogram(h)
+}
+
+#[test]
+fn handler_times_are_a_histogram_with_cumulative_buckets_that_never_go_down() {
+    let mut counts = [0; HandlerTimes::BUCKETS];
+    counts[0] = 2;
+    counts[2] = 1;
+    counts[HandlerTimes::BUCKETS - 1] = 1;
+    let text = render(vec![(TIMES, vec!["a"], times(1_500_000, counts))]);
+    assert!(
+        text.contains("# TYPE test_handler_seconds histogram\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("test_handler_seconds_sum{who=\"a\"} 1.5\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("test_handler_seconds_count{who=\"a\"} 4\n"),
+        "{text}"
+    );
+    // Cumulative, one bucket per bound: 2 runs ≤ 1 µs, 3 ≤ 16 µs, 4 in all.
+    for line in [
+        "test_handler_seconds_bucket{who=\"a\",le=\"1e-06\"} 2\n",
+        "test_handler_seconds_bucket{who=\"a\",le=\"4e-06\"} 2\n",
+        "test_handler_seconds_bucket{who=\"a\",le=\"1.6e-05\"} 3\n",
+        "test_handler_seconds_bucket{who=\"a\",le=\"1.048576\"} 3\n",
+        "test_handler_seconds_bucket{who=\"a\",le=\"+Inf\"} 4\n",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    assert_eq!(
+        text.matches("test_handler_seconds_bucket").count(),
+        HandlerTimes::BUCKETS
+    );
+    // A lagging read is held at what was exported, bucket by bucket.
+    let mut last = Monotonic::default();
+    for (total, first) in [(10, 5), (8, 4), (12, 6)] {
+        let mut f = Families::default();
+        let mut c = [0; HandlerTimes::BUCKETS];
+        c[0] = first;
+        f.add(&TIMES, &["a"], times(total, c));
+        f.clamp(&mut last);
+        let Value::Histogram(h) = f.list[0].samples[0].value else {
+            panic!("a histogram");
+        };
+        let expected = if first == 4 { (10, 5) } else { (total, first) };
+        assert_eq!(
+            (h.total, h.counts[0]),
+            (Duration::from_micros(expected.0), expected.1)
+        );
+    }
 }

@@ -59,7 +59,8 @@ pub struct Exposition {
 
 impl Exposition {
     /// Parses the text, checking the format's rules as it goes: a family's HELP then TYPE
-    /// come before its samples, each family once, each series once.
+    /// come before its samples (a histogram's: `_bucket`, `_sum`, `_count`), each family
+    /// once, each series once.
     pub fn parse(text: &str) -> Exposition {
         let mut e = Exposition::default();
         let mut current: Option<String> = None;
@@ -74,11 +75,17 @@ impl Exposition {
             } else if let Some(rest) = line.strip_prefix("# TYPE ") {
                 let (name, kind) = rest.split_once(' ').expect("TYPE name kind");
                 assert_eq!(current.as_deref(), Some(name), "TYPE right after HELP");
-                assert!(["counter", "gauge"].contains(&kind), "{line}");
+                assert!(["counter", "gauge", "histogram"].contains(&kind), "{line}");
                 e.types.insert(name.to_owned(), kind.to_owned());
             } else {
                 let (series, value) = line.rsplit_once(' ').expect("series value");
-                let name = series.split('{').next().expect("name");
+                let sample = series.split('{').next().expect("name");
+                // A histogram's samples are its `_bucket`s, `_sum` and `_count`.
+                let name = ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .filter_map(|suffix| sample.strip_suffix(suffix))
+                    .find(|family| e.types.get(*family).is_some_and(|k| k == "histogram"))
+                    .unwrap_or(sample);
                 assert_eq!(
                     current.as_deref(),
                     Some(name),

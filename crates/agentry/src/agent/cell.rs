@@ -274,11 +274,7 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
         let mut observe = attach.observe;
         observe.time_handlers |= time_handlers;
         if observe.time_handlers {
-            me.shared()
-                .stats
-                .rare()
-                .timed
-                .store(true, Ordering::Relaxed);
+            me.shared().stats.rare().timing.get_or_init(Box::default);
         }
         let mut gate = NOT_STARTED;
         if layout.states.has_time_limits() {
@@ -575,12 +571,9 @@ impl<A: Agent> AgentCell<A> {
         let dispatched = self.dispatch(source, payload, limit);
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            let total = &self.shared().stats.rare().handler_ns;
-            // Single writer (this agent's worker): no locked instruction.
-            total.store(
-                total.load(Ordering::Relaxed).saturating_add(took),
-                Ordering::Relaxed,
-            );
+            if let Some(timing) = self.shared().stats.rare().timing.get() {
+                timing.record(took);
+            }
         }
         drop(span);
         if let Some(sink) = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref()) {

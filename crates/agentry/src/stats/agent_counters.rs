@@ -2,8 +2,9 @@
 //! by [`AgentStats`](crate::AgentStats): `handled` / `unhandled` published when the agent
 //! leaves, the rare ones in a box made by the first count.
 
+use crate::stats::HandlerTimes;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Per-agent counters, readable from any thread.
 ///
@@ -31,10 +32,40 @@ pub(crate) struct RareCounters {
     pub(crate) panics: AtomicU64,
     pub(crate) dropped: AtomicU64,
     pub(crate) restarts: AtomicU64,
-    /// Whether its handlers are timed (`handler_ns` is meaningful).
-    pub(crate) timed: AtomicBool,
-    /// Written by its worker only.
-    pub(crate) handler_ns: AtomicU64,
+    /// Its handlers' times, made when its handlers are timed (`EnvBuilder::handler_time`,
+    /// `Define::measure_handler_time`).
+    pub(crate) timing: OnceLock<Box<HandlerTiming>>,
+}
+
+/// How long a timed agent's handlers took: the total and a count per duration bucket
+/// ([`HandlerTimes`]). Written by the agent's worker only (no locked instruction), read by
+/// any thread.
+#[derive(Default)]
+pub(crate) struct HandlerTiming {
+    pub(crate) total_ns: AtomicU64,
+    pub(crate) buckets: [AtomicU64; HandlerTimes::BUCKETS],
+}
+
+impl HandlerTiming {
+    /// One handler run took `ns` nanoseconds (called by the agent's worker only).
+    #[inline]
+    pub(crate) fn record(&self, ns: u64) {
+        let add = |c: &AtomicU64, n: u64| {
+            c.store(
+                c.load(Ordering::Relaxed).saturating_add(n),
+                Ordering::Relaxed,
+            )
+        };
+        add(&self.total_ns, ns);
+        add(&self.buckets[HandlerTimes::bucket_of(ns)], 1);
+    }
+
+    pub(crate) fn read(&self) -> HandlerTimes {
+        HandlerTimes {
+            total: std::time::Duration::from_nanos(self.total_ns.load(Ordering::Relaxed)),
+            counts: std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed)),
+        }
+    }
 }
 
 impl AgentCounters {
