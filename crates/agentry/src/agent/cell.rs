@@ -872,6 +872,7 @@ impl<A: Agent> AgentCell<A> {
         x.limit_timers.swap_remove(pos);
         if let Some((_, then)) = self.ctx.layout.states.time_limit(state) {
             self.run_transition(then);
+            self.ctx.mbox.shared().state.set(self.ctx.state);
         }
     }
 
@@ -882,6 +883,7 @@ impl<A: Agent> AgentCell<A> {
             } else {
                 self.ctx.state = to;
             }
+            self.ctx.mbox.shared().state.set(self.ctx.state);
         }
     }
 
@@ -942,6 +944,7 @@ impl<A: Agent> AgentCell<A> {
         }
         self.ctx.in_transition = false;
         self.ctx.state = entry.target;
+        (self.ctx.mbox.shared().state).started(&self.ctx.layout, entry.target);
         let outcome = match self.catching(|agent, ctx| agent.on_start(ctx)) {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => StartFailure::Error(error),

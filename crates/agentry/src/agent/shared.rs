@@ -163,6 +163,8 @@ pub(crate) struct AgentShared {
     finish_claimed: AtomicBool,
     /// Why the agent is gone, once it is (set under the registry lock; death watch).
     pub(crate) exit: OnceLock<ExitReason>,
+    /// Its current state, for snapshots (written on state changes, never per message).
+    pub(crate) state: crate::snapshot::published_state::PublishedState,
 }
 
 impl AgentShared {
@@ -176,6 +178,7 @@ impl AgentShared {
             accepting: AtomicBool::new(false),
             finish_claimed: AtomicBool::new(false),
             exit: OnceLock::new(),
+            state: Default::default(),
         }
     }
 

@@ -101,6 +101,17 @@ impl Registry {
         self.coops.get(&id).map_or(&[], |e| &e.agents)
     }
 
+    /// What a snapshot shows of coop `id` (`snapshot.rs`), if it is in the registry.
+    pub(crate) fn coop_for_report(&self, id: CoopId) -> Option<crate::snapshot::CoopView<'_>> {
+        let e = self.coops.get(&id)?;
+        Some(crate::snapshot::CoopView {
+            parent: e.parent,
+            live_agents: e.live_agents,
+            deregistering: !matches!(e.status, Status::Registered),
+            supervisor: e.supervisor.as_deref(),
+        })
+    }
+
     pub(crate) fn supervisor_of(&self, id: CoopId) -> Option<&Arc<SupervisorShared>> {
         self.coops.get(&id)?.supervisor.as_ref()
     }
