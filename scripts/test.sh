@@ -11,8 +11,9 @@
 #    `miri` and `rust-src` components, added with rustup when missing; skipped with a warning
 #    on a machine that has no nightly or cannot add them).
 #
-# The remote tests need `nats-server` (they start their own servers on loopback ports); it is
-# installed from Debian's archive when missing.
+# The remote tests need `nats-server` (they start their own servers on loopback ports), and the
+# inspector's browser test needs `chromium` and `chromium-driver` (it starts its own headless
+# chromedriver on a loopback port); they are installed from Debian's archive when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,14 +30,25 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nats-server
 fi
 
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    step "installing chromium and chromium-driver (apt-get)"
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver
+fi
+
 step "rustfmt"
 cargo fmt --all -- --check
 
 step "clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy -p agentry-metrics --all-targets --features inspector -- -D warnings
 
 step "tests: unit, integration, doc, examples, benchmark self-checks"
 cargo test --workspace
+
+step "tests: the inspector (feature inspector of agentry-metrics), in headless chromium"
+cargo test -p agentry-metrics --features inspector
 
 step "loom model checks (sync primitives)"
 # Bound 2 keeps this step under a minute; run with LOOM_MAX_PREEMPTIONS=3 (about 20 minutes)

@@ -151,7 +151,7 @@ impl SnapshotQuery {
         SnapshotQuery::default()
     }
 
-    /// Only agents whose type name, current state name or id (as displayed, e.g. `#3v1`)
+    /// Only agents whose type name, current state name or id (as displayed, e.g. `agent#3.1`)
     /// contains `text` (case-sensitive; empty matches every agent).
     pub fn filter(mut self, text: &str) -> Self {
         text.clone_into(&mut self.filter);
