@@ -8,7 +8,8 @@
 //!   occupants and their counters (relaxed atomics), the coop registry, the environment's
 //!   counters, the dispatchers' counters. No message path does anything for it; the one thing
 //!   kept for it is the agent's current state, which the agent's worker publishes when the
-//!   state changes (`snapshot/published_state.rs`), never per message.
+//!   state changes (`snapshot/published_state.rs`: one relaxed store per change, a lock per
+//!   incarnation), never otherwise per message.
 //! - **Not atomic across agents.** Each agent's counters are read one after the other with
 //!   relaxed loads, while the agents keep running: a snapshot of a busy environment is not a
 //!   single instant (an agent read later may show a message an agent read earlier had not yet

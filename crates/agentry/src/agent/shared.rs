@@ -163,7 +163,7 @@ pub(crate) struct AgentShared {
     finish_claimed: AtomicBool,
     /// Why the agent is gone, once it is (set under the registry lock; death watch).
     pub(crate) exit: OnceLock<ExitReason>,
-    /// Its current state, for snapshots (written on state changes, never per message).
+    /// Its current state, for snapshots (one relaxed store per state change).
     pub(crate) state: crate::snapshot::published_state::PublishedState,
 }
 

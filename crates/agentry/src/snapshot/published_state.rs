@@ -8,8 +8,11 @@
 //!   layout), after a handler's state change has been applied and after a state time limit
 //!   switched the state ([`set`](PublishedState::set)). Nothing is written per message: an
 //!   agent that never changes state writes it once per incarnation.
-//! - The layout and the state index are written together under one lock, so a reader never
-//!   pairs an index with another incarnation's layout.
+//! - A state change is one relaxed store of the state's index: no lock, no fence. The layout
+//!   changes only with the incarnation (`started`), and `started` writes the layout and the
+//!   index together under the lock that readers take: a reader never pairs an index with
+//!   another incarnation's layout (`set` only ever writes an index of the layout `started`
+//!   published before it, on the same thread).
 //! - It is a report, not a synchronisation point: a reader sees the state as of the last
 //!   publication, which may be one transition behind the worker.
 
@@ -17,27 +20,35 @@ use crate::agent::State;
 use crate::agent::layout::AgentLayout;
 use parking_lot::Mutex;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
 
 /// An agent's current state as its worker last published it (module docs).
 #[derive(Default)]
-pub(crate) struct PublishedState(Mutex<Option<(Arc<AgentLayout>, State)>>);
+pub(crate) struct PublishedState {
+    /// The current incarnation's layout (`None` before the agent started).
+    layout: Mutex<Option<Arc<AgentLayout>>>,
+    /// The index of the current state in `layout`.
+    index: AtomicU16,
+}
 
 impl PublishedState {
     /// The incarnation whose layout is `layout` has entered its initial state `state`.
     pub(crate) fn started(&self, layout: &Arc<AgentLayout>, state: State) {
-        *self.0.lock() = Some((Arc::clone(layout), state));
+        let mut published = self.layout.lock();
+        *published = Some(Arc::clone(layout));
+        self.index.store(state.0, Ordering::Relaxed);
     }
 
     /// The agent is now in `state` (of the layout published by `started`).
+    #[inline]
     pub(crate) fn set(&self, state: State) {
-        if let Some((_, s)) = &mut *self.0.lock() {
-            *s = state;
-        }
+        self.index.store(state.0, Ordering::Relaxed);
     }
 
     /// Calls `f` with the name of the published state (`None` before the agent started).
     pub(crate) fn with_name<R>(&self, f: impl FnOnce(Option<&str>) -> R) -> R {
-        let published = self.0.lock();
-        f(published.as_ref().map(|(layout, s)| layout.states.name(*s)))
+        let layout = self.layout.lock();
+        let state = State(self.index.load(Ordering::Relaxed));
+        f(layout.as_ref().map(|layout| layout.states.name(state)))
     }
 }
