@@ -9,8 +9,9 @@ mod agent_memory;
 mod async_rr;
 mod event_priority;
 pub(crate) mod fan_in;
-mod idle;
+pub(crate) mod idle;
 mod insend;
+mod observability;
 pub(crate) mod pingpong;
 mod random_send;
 mod remote_rr;
@@ -18,7 +19,7 @@ mod remote_stream;
 pub(crate) mod ring;
 mod sched;
 mod send;
-mod send_process;
+pub(crate) mod send_process;
 pub(crate) mod skynet;
 mod spawn;
 mod state_change;
@@ -57,6 +58,7 @@ pub static BENCHES: &[BenchDef] = &[
     async_rr::BENCH,
     idle::BENCH,
     agent_memory::BENCH,
+    observability::BENCH,
 ];
 
 /// Named sets of benchmarks.
