@@ -2,8 +2,8 @@
 //!
 //! - `send_process` (N messages) and `ring` (one_thread, N agents, M tokens), each three
 //!   ways: nothing on (`agentry`), a Prometheus exporter alive and rendered every 100 ms by a
-//!   thread of its own (`+metrics`), and that plus queue depth and handler time on for every
-//!   agent (`+metrics+depth+time`). The last two report their ratio to the first (target
+//!   thread of its own (`+metrics`), and that plus queue depth (`+depth`), handler time
+//!   (`+time`) or both on for every agent. Each reports its ratio to nothing on (target
 //!   ≥ 0.95 with metrics on).
 //! - `inspector`: an environment of N idle agents; the time to take one snapshot of them (a
 //!   page of 100 ordered by handled count), and the CPU the process uses per second of wall
@@ -43,24 +43,38 @@ const SCRAPE_EVERY: Duration = Duration::from_millis(100);
 enum Observed {
     Nothing,
     Metrics,
+    MetricsDepth,
+    MetricsTime,
     MetricsDepthTime,
 }
+
+/// Every variant, in the order the cases run.
+const VARIANTS: [Observed; 5] = [
+    Observed::Nothing,
+    Observed::Metrics,
+    Observed::MetricsDepth,
+    Observed::MetricsTime,
+    Observed::MetricsDepthTime,
+];
 
 impl Observed {
     fn impl_name(self) -> &'static str {
         match self {
             Observed::Nothing => "agentry",
             Observed::Metrics => "agentry+metrics",
+            Observed::MetricsDepth => "agentry+metrics+depth",
+            Observed::MetricsTime => "agentry+metrics+time",
             Observed::MetricsDepthTime => "agentry+metrics+depth+time",
         }
     }
 
     /// The environment, and the scraper that renders its exporter until dropped.
     fn env(self) -> Result<(Env, Option<Scraper>), BenchError> {
-        let on = self == Observed::MetricsDepthTime;
+        let depth = matches!(self, Observed::MetricsDepth | Observed::MetricsDepthTime);
+        let time = matches!(self, Observed::MetricsTime | Observed::MetricsDepthTime);
         let env = Env::builder()
-            .queue_depth(on)
-            .handler_time(on)
+            .queue_depth(depth)
+            .handler_time(time)
             .build()
             .map_err(setup("build the environment"))?;
         let scraper =
@@ -139,11 +153,7 @@ fn cases(scale: Scale) -> Vec<Case> {
         Duration::from_secs(1),
     );
     let mut cases = Vec::new();
-    for observed in [
-        Observed::Nothing,
-        Observed::Metrics,
-        Observed::MetricsDepthTime,
-    ] {
+    for observed in VARIANTS {
         let label = format!("send_process one_thread N={n_send}");
         let mut b = Case::builder(&label)
             .impl_name(observed.impl_name())
@@ -161,11 +171,7 @@ fn cases(scale: Scale) -> Vec<Case> {
             Ok(sample)
         }));
     }
-    for observed in [
-        Observed::Nothing,
-        Observed::Metrics,
-        Observed::MetricsDepthTime,
-    ] {
+    for observed in VARIANTS {
         let label = format!("ring one_thread N={n_ring} M={m_ring}");
         let mut b = Case::builder(&label)
             .impl_name(observed.impl_name())
