@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "observability",
-    description: "send_process and ring with metrics off / on / on with queue depth and handler time; the inspector's cost on N agents",
+    description: "send_process and ring with metrics off / on / + queue depth / + handler time / + both; the inspector's cost on N agents",
     cases,
     charts: &[ChartKind::Bars],
 };
