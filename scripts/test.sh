@@ -12,9 +12,10 @@
 #    `miri` and `rust-src` components, added with rustup when missing; skipped with a warning
 #    on a machine that has no nightly or cannot add them).
 #
-# The remote tests need `nats-server` (they start their own servers on loopback ports); it is
-# installed from Debian's archive when missing, and python3 with nats-py (a foreign client),
-# installed into target/py.
+# The remote tests need `nats-server` (they start their own servers on loopback ports), the
+# inspector's browser test `chromium` and `chromium-driver` (it starts its own headless
+# chromedriver on a loopback port) — installed from Debian's archive when missing — and the
+# foreign-client test python3 with nats-py, installed into target/py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,9 +25,11 @@ step() { printf '\n==> %s\n' "$*"; }
 # disk the ~100 test binaries need (see also `[profile.dev]` in Cargo.toml).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
+# What the tests need from Debian's archive is installed with apt-get (as root, or via sudo).
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+
 if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
     step "installing nats-server (apt-get)"
-    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nats-server
 fi
@@ -37,7 +40,6 @@ py_env=target/py
 if ! "$py_env/bin/python3" -c "import nats" >/dev/null 2>&1; then
     step "installing python3 and nats-py into $py_env (apt-get, pip)"
     if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
-        if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3 python3-venv
     fi
@@ -47,6 +49,12 @@ if ! "$py_env/bin/python3" -c "import nats" >/dev/null 2>&1; then
 fi
 export AGENTRY_PYTHON="$PWD/$py_env/bin/python3"
 
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    step "installing chromium and chromium-driver (apt-get)"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver
+fi
+
 step "rustfmt"
 cargo fmt --all -- --check
 
@@ -55,9 +63,13 @@ cargo test -p agentry --test arch_layers_point_down
 
 step "clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy -p agentry-metrics --all-targets --features inspector -- -D warnings
 
 step "tests: unit, integration, doc, examples, benchmark self-checks"
 cargo test --workspace
+
+step "tests: the inspector (feature inspector of agentry-metrics), in headless chromium"
+cargo test -p agentry-metrics --features inspector
 
 step "loom model checks (sync primitives)"
 # Bound 2 keeps this step under a minute; run with LOOM_MAX_PREEMPTIONS=3 (about 20 minutes)

@@ -10,8 +10,9 @@ mod async_rr;
 mod cluster;
 mod event_priority;
 pub(crate) mod fan_in;
-mod idle;
+pub(crate) mod idle;
 mod insend;
+mod observability;
 pub(crate) mod pingpong;
 mod random_send;
 mod remote_rr;
@@ -19,7 +20,7 @@ mod remote_stream;
 pub(crate) mod ring;
 mod sched;
 mod send;
-mod send_process;
+pub(crate) mod send_process;
 pub(crate) mod skynet;
 mod spawn;
 mod state_change;
@@ -60,6 +61,7 @@ pub static BENCHES: &[BenchDef] = &[
     cluster::BENCH,
     idle::BENCH,
     agent_memory::BENCH,
+    observability::BENCH,
 ];
 
 /// Named sets of benchmarks.

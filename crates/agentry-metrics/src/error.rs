@@ -12,4 +12,7 @@ pub enum BuildError {
         /// The name given twice.
         name: String,
     },
+    /// A setting is out of its range (the message says which and why).
+    #[error("invalid setting: {0}")]
+    InvalidSetting(&'static str),
 }

@@ -134,6 +134,24 @@ impl Families {
         last.0 = seen;
     }
 
+    /// Every sample: its family's exposed-name stem, the label values past the first (the
+    /// first names the source, which the inspector already shows), and the value.
+    #[cfg(feature = "inspector")]
+    pub(crate) fn for_each_sample(
+        &self,
+        mut f: impl FnMut(&'static str, &[(&'static str, String)], Value),
+    ) {
+        for family in &self.list {
+            for sample in &family.samples {
+                f(
+                    family.spec.name,
+                    sample.labels.get(1..).unwrap_or(&[]),
+                    sample.value,
+                );
+            }
+        }
+    }
+
     /// Writes every family through `prometheus-client`'s encoder.
     pub(crate) fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
         for family in &self.list {

@@ -26,6 +26,9 @@ pub(crate) enum Status {
     RequestTimeout,
     HeadTooLarge,
     Internal,
+    /// The inspector's event stream is at its client limit.
+    #[cfg_attr(not(feature = "inspector"), allow(dead_code))]
+    Unavailable,
     VersionNotSupported,
 }
 
@@ -38,6 +41,7 @@ impl Status {
             Status::RequestTimeout => (408, "Request Timeout"),
             Status::HeadTooLarge => (431, "Request Header Fields Too Large"),
             Status::Internal => (500, "Internal Server Error"),
+            Status::Unavailable => (503, "Service Unavailable"),
             Status::VersionNotSupported => (505, "HTTP Version Not Supported"),
         }
     }
@@ -51,17 +55,26 @@ pub(crate) fn head_end(buf: &[u8]) -> Option<usize> {
         .or_else(|| buf.windows(2).position(|w| w == b"\n\n").map(|i| i + 2))
 }
 
-/// What to answer the request whose head is `head`.
-pub(crate) fn route(head: &[u8]) -> Route {
-    let Ok(head) = std::str::from_utf8(head) else {
-        return Route::Status(Status::BadRequest);
-    };
+/// A request head the endpoints understand: a valid request line of HTTP/1.0 or 1.1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Request<'a> {
+    /// The method (a valid token; which ones are allowed is the endpoint's business).
+    pub(crate) method: &'a str,
+    /// The path, without the query.
+    pub(crate) path: &'a str,
+    /// The query string after `?` (empty if none).
+    pub(crate) query: &'a str,
+}
+
+/// The request line of `head`, or the status to answer a malformed one.
+pub(crate) fn parse(head: &[u8]) -> Result<Request<'_>, Status> {
+    let head = std::str::from_utf8(head).map_err(|_| Status::BadRequest)?;
     let line = head.lines().next().unwrap_or("");
     let mut parts = line.split(' ');
     let (Some(method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
-        return Route::Status(Status::BadRequest);
+        return Err(Status::BadRequest);
     };
     let token = |s: &str| {
         !s.is_empty()
@@ -69,18 +82,31 @@ pub(crate) fn route(head: &[u8]) -> Route {
                 .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
     };
     if !token(method) || !target.starts_with('/') {
-        return Route::Status(Status::BadRequest);
+        return Err(Status::BadRequest);
     }
     match version {
         "HTTP/1.0" | "HTTP/1.1" => {}
-        v if v.starts_with("HTTP/") => return Route::Status(Status::VersionNotSupported),
-        _ => return Route::Status(Status::BadRequest),
+        v if v.starts_with("HTTP/") => return Err(Status::VersionNotSupported),
+        _ => return Err(Status::BadRequest),
     }
-    let path = target.split_once('?').map_or(target, |(path, _)| path);
-    if path != PATH {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    Ok(Request {
+        method,
+        path,
+        query,
+    })
+}
+
+/// What to answer the request whose head is `head`.
+pub(crate) fn route(head: &[u8]) -> Route {
+    let request = match parse(head) {
+        Ok(request) => request,
+        Err(status) => return Route::Status(status),
+    };
+    if request.path != PATH {
         return Route::Status(Status::NotFound);
     }
-    match method {
+    match request.method {
         "GET" => Route::Metrics { head: false },
         "HEAD" => Route::Metrics { head: true },
         _ => Route::Status(Status::MethodNotAllowed),

@@ -99,6 +99,8 @@ mod env;
 mod error;
 mod family;
 mod http;
+#[cfg(feature = "inspector")]
+pub mod inspector;
 mod metrics;
 #[cfg(feature = "net")]
 mod net;
@@ -107,6 +109,8 @@ mod remote;
 mod server;
 
 pub use error::BuildError;
+#[cfg(feature = "inspector")]
+pub use inspector::{Inspector, InspectorBuilder, InspectorServer};
 pub use metrics::{CONTENT_TYPE, Metrics, MetricsBuilder};
 pub use server::{IO_TIMEOUT, MetricsServer};
 

@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// The `Content-Type` of [`Metrics::render`]'s text: the Prometheus text format 0.0.4.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
-/// One thing to read at scrape time besides the environment.
-enum Source {
+/// One thing to read at scrape time besides the environment (the inspector reads them too).
+pub(crate) enum Source {
     #[cfg(feature = "net")]
     Io(String, agentry_net::IoDispatcher),
     #[cfg(feature = "net")]
@@ -29,7 +29,7 @@ impl Source {
         not(any(feature = "net", feature = "remote")),
         allow(unused_variables, unreachable_code)
     )]
-    fn collect(&self, out: &mut Families) {
+    pub(crate) fn collect(&self, out: &mut Families) {
         match *self {
             #[cfg(feature = "net")]
             Source::Io(ref name, ref io) => crate::net::collect_io(name, io, out),
@@ -41,7 +41,7 @@ impl Source {
     }
 
     #[cfg_attr(not(any(feature = "net", feature = "remote")), allow(unreachable_code))]
-    fn key(&self) -> (&'static str, &str) {
+    pub(crate) fn key(&self) -> (&'static str, &str) {
         match *self {
             #[cfg(feature = "net")]
             Source::Io(ref name, _) => ("io_dispatcher", name),
@@ -51,6 +51,21 @@ impl Source {
             Source::Gateway(ref name, _) => ("gateway", name),
         }
     }
+}
+
+/// [`BuildError::DuplicateName`] if two sources of a kind share a name.
+pub(crate) fn check_names(sources: &[Source]) -> Result<(), BuildError> {
+    let mut names = HashSet::new();
+    for source in sources {
+        let (kind, name) = source.key();
+        if !names.insert((kind, name)) {
+            return Err(BuildError::DuplicateName {
+                kind,
+                name: name.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What one exporter reads, each time it is scraped.
@@ -140,16 +155,7 @@ impl MetricsBuilder {
 
     /// The exporter; [`BuildError::DuplicateName`] if two sources of a kind share a name.
     pub fn build(&mut self) -> Result<Metrics, BuildError> {
-        let mut names = HashSet::new();
-        for source in &self.extra {
-            let (kind, name) = source.key();
-            if !names.insert((kind, name)) {
-                return Err(BuildError::DuplicateName {
-                    kind,
-                    name: name.to_owned(),
-                });
-            }
-        }
+        check_names(&self.extra)?;
         let sources = Sources {
             env: self.env.clone(),
             extra: std::mem::take(&mut self.extra),

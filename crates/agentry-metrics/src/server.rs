@@ -100,16 +100,8 @@ impl MetricsServer {
             return;
         };
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocked `accept` (an unspecified address is reached through loopback).
-        let mut wake = self.local;
-        if wake.ip().is_unspecified() {
-            wake.set_ip(match wake {
-                SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
-                SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
-            });
-        }
-        match TcpStream::connect_timeout(&wake, IO_TIMEOUT) {
-            Ok(_) => {
+        match wake(self.local) {
+            Ok(()) => {
                 if thread.join().is_err() {
                     tracing::error!("the metrics endpoint's thread panicked");
                 }
@@ -125,6 +117,19 @@ impl Drop for MetricsServer {
     fn drop(&mut self) {
         self.shut_down();
     }
+}
+
+/// Wakes an endpoint's `accept` blocked on `local` by connecting to it (an unspecified
+/// address is reached through loopback).
+pub(crate) fn wake(local: SocketAddr) -> io::Result<()> {
+    let mut wake = local;
+    if wake.ip().is_unspecified() {
+        wake.set_ip(match wake {
+            SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    TcpStream::connect_timeout(&wake, IO_TIMEOUT).map(drop)
 }
 
 fn accept_loop(listener: &TcpListener, metrics: &Metrics, stop: &AtomicBool) {
@@ -167,7 +172,12 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
         },
         Route::Status(status) => error_reply(status),
     };
-    stream.write_all(&reply)?;
+    reply_and_close(stream, &reply)
+}
+
+/// Writes `reply`, then closes the connection gracefully (see below).
+pub(crate) fn reply_and_close(mut stream: TcpStream, reply: &[u8]) -> io::Result<()> {
+    stream.write_all(reply)?;
     stream.flush()?;
     // Closing with unread request bytes would reset the connection and could cut the answer
     // short: say we are done, then drain what the client still sends (briefly, boundedly).
@@ -184,7 +194,7 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
     Ok(())
 }
 
-fn error_reply(status: Status) -> Vec<u8> {
+pub(crate) fn error_reply(status: Status) -> Vec<u8> {
     let (code, reason) = status.line();
     http::response(
         (code, reason),
@@ -196,7 +206,7 @@ fn error_reply(status: Status) -> Vec<u8> {
 
 /// The request head, `None` if the client closed before sending anything, or the status to
 /// answer a head that is too long, cut short or too slow.
-fn read_head(stream: &mut TcpStream) -> Result<Option<Vec<u8>>, Status> {
+pub(crate) fn read_head(stream: &mut TcpStream) -> Result<Option<Vec<u8>>, Status> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {

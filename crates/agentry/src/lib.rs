@@ -134,6 +134,8 @@ mod request;
 #[allow(unsafe_code)]
 mod slab;
 #[cfg(not(loom))]
+pub mod snapshot;
+#[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
 pub mod supervision;

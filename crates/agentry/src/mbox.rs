@@ -20,6 +20,7 @@ pub(crate) mod event_priority;
 pub(crate) mod insend;
 mod multi;
 pub(crate) mod named;
+pub(crate) mod published_state;
 mod recipient;
 pub(crate) mod supervisor_link;
 

@@ -55,7 +55,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("agents", &["agent"]),
     ("coops", &["coop", "supervision", "watch"]),
-    ("env", &["env"]),
+    ("env", &["env", "snapshot"]),
     ("testing kit", &["testing"]),
 ];
 

@@ -100,7 +100,7 @@ fn run_idle(idle: Duration) -> Result<Sample, BenchError> {
 }
 
 /// CPU time used so far by the live threads of this process.
-fn process_cpu_time() -> Result<Duration, BenchError> {
+pub(crate) fn process_cpu_time() -> Result<Duration, BenchError> {
     let unreadable = |e: std::io::Error| BenchError::Harness(format!("/proc/self/task: {e}"));
     let mut total_ns: u64 = 0;
     for task in std::fs::read_dir("/proc/self/task").map_err(unreadable)? {

@@ -166,7 +166,16 @@ pub(crate) struct RingRun {
 
 /// Runs a ring of `n` agents placed by `placement` with `m` tokens, and verifies it.
 pub(crate) fn run_ring(n: u64, m: u64, placement: Placement) -> Result<RingRun, BenchError> {
-    let env = env()?;
+    run_ring_in(env()?, n, m, placement)
+}
+
+/// [`run_ring`] in the environment `env` (built with other settings: `observability`).
+pub(crate) fn run_ring_in(
+    env: agentry::Env,
+    n: u64,
+    m: u64,
+    placement: Placement,
+) -> Result<RingRun, BenchError> {
     let finish = Finish::new(m);
     let registration = Instant::now();
     let binders = placement.binders(env.handle())?;

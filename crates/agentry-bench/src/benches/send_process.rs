@@ -2,8 +2,8 @@
 //! them all. Measures send and dispatch separately.
 
 use super::support::{SendThenProcess, Tally, env, run, setup};
-use crate::harness::{BenchDef, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, UserError};
+use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, UserError};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "send_process",
@@ -58,26 +58,29 @@ fn cases(scale: Scale) -> Vec<Case> {
             .param("N", n)
             .phase(PhaseSpec::msgs("send").seed(242_570.0))
             .phase(PhaseSpec::msgs("process").seed(485_593.0))
-            .runner(move || {
-                let env = env()?;
-                let clock = SendThenProcess::default();
-                let sum = Tally::default();
-                let agent = SelfSender {
-                    n,
-                    handled: 0,
-                    sum: sum.clone(),
-                    clock: clock.clone(),
-                };
-                env.handle()
-                    .register_agent(agent)
-                    .map_err(setup("register"))?;
-                let handle = run(env);
-                let (send, process) = clock.take()?;
-                verify_eq("sum of handled payloads", n * (n - 1) / 2, sum.get())?;
-                verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
-                Ok(Sample::new()
-                    .phase("send", send, n)
-                    .phase("process", process, n))
-            }),
+            .runner(move || run_send_process(env()?, n)),
     ]
+}
+
+/// One agent of `env` sends itself `n` messages, then handles them; verified. Also run by
+/// `observability` with metrics on.
+pub(crate) fn run_send_process(env: Env, n: u64) -> Result<Sample, BenchError> {
+    let clock = SendThenProcess::default();
+    let sum = Tally::default();
+    let agent = SelfSender {
+        n,
+        handled: 0,
+        sum: sum.clone(),
+        clock: clock.clone(),
+    };
+    env.handle()
+        .register_agent(agent)
+        .map_err(setup("register"))?;
+    let handle = run(env);
+    let (send, process) = clock.take()?;
+    verify_eq("sum of handled payloads", n * (n - 1) / 2, sum.get())?;
+    verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
+    Ok(Sample::new()
+        .phase("send", send, n)
+        .phase("process", process, n))
 }

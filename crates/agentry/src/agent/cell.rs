@@ -807,6 +807,7 @@ impl<A: Agent> AgentCell<A> {
         x.limit_timers.swap_remove(pos);
         if let Some((_, then)) = self.ctx.layout.states.time_limit(state) {
             self.run_transition(then);
+            self.ctx.mbox.shared().state.set(self.ctx.state.0);
         }
     }
 
@@ -817,6 +818,7 @@ impl<A: Agent> AgentCell<A> {
             } else {
                 self.ctx.state = to;
             }
+            self.ctx.mbox.shared().state.set(self.ctx.state.0);
         }
     }
 
@@ -877,6 +879,11 @@ impl<A: Agent> AgentCell<A> {
         }
         self.ctx.in_transition = false;
         self.ctx.state = entry.target;
+        self.ctx
+            .mbox
+            .shared()
+            .state
+            .started(self.ctx.layout.clone(), entry.target.0);
         let outcome = match self.catching(|agent, ctx| agent.on_start(ctx)) {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => StartFailure::Error(error),

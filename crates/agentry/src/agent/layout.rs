@@ -24,7 +24,7 @@
 //!   small as today's for types whose agents differ.
 
 use super::handlers::HandlerLayout;
-use super::state::StateTree;
+use super::state::{State, StateTree};
 use parking_lot::Mutex;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -34,6 +34,12 @@ use std::sync::Arc;
 pub(crate) struct AgentLayout {
     pub(crate) states: StateTree,
     pub(crate) handlers: HandlerLayout,
+}
+
+impl crate::mbox::published_state::StateNames for AgentLayout {
+    fn state_name(&self, index: u16) -> &str {
+        self.states.name(State(index))
+    }
 }
 
 impl AgentLayout {

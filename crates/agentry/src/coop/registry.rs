@@ -76,6 +76,14 @@ pub(crate) struct Registry {
     pub(crate) watches: WatchTable,
 }
 
+/// What the registry shows a snapshot of one coop ([`Registry::coop_for_report`]).
+pub(crate) struct CoopView<'a> {
+    pub(crate) parent: Option<CoopId>,
+    pub(crate) live_agents: usize,
+    pub(crate) deregistering: bool,
+    pub(crate) supervisor: Option<&'a SupervisorShared>,
+}
+
 impl Registry {
     pub(crate) fn len(&self) -> usize {
         self.coops.len()
@@ -98,10 +106,20 @@ impl Registry {
             .is_some_and(|e| matches!(e.status, Status::Registered))
     }
 
-    /// What the supervisor of coop `id` publishes, if `id` is registered and supervises.
     /// The agents of a registered coop, in the order they were added.
     pub(crate) fn agents_of(&self, id: CoopId) -> &[Arc<AgentShared>] {
         self.coops.get(&id).map_or(&[], |e| &e.agents)
+    }
+
+    /// What a snapshot shows of coop `id` (`snapshot.rs`), if it is in the registry.
+    pub(crate) fn coop_for_report(&self, id: CoopId) -> Option<CoopView<'_>> {
+        let e = self.coops.get(&id)?;
+        Some(CoopView {
+            parent: e.parent,
+            live_agents: e.live_agents,
+            deregistering: !matches!(e.status, Status::Registered),
+            supervisor: e.supervisor.as_deref(),
+        })
     }
 
     pub(crate) fn supervisor_of(&self, id: CoopId) -> Option<&Arc<SupervisorShared>> {

@@ -129,6 +129,8 @@ pub(crate) struct AgentShared {
     finish_claimed: AtomicBool,
     /// Why the agent is gone, once it is (set under the registry lock; death watch).
     pub(crate) exit: OnceLock<ExitReason>,
+    /// Its current state, for snapshots (one relaxed store per state change).
+    pub(crate) state: crate::mbox::published_state::PublishedState,
 }
 
 impl AgentShared {
@@ -142,6 +144,7 @@ impl AgentShared {
             accepting: AtomicBool::new(false),
             finish_claimed: AtomicBool::new(false),
             exit: OnceLock::new(),
+            state: Default::default(),
         }
     }
 
