@@ -82,13 +82,11 @@
 //! - [`RemoteTerminated`] is the cluster's own message, not core's `Terminated`: core's
 //!   `WatchId` and `WatchTarget` cannot name a remote agent, and `ExitReason` has no
 //!   `NodeDown`. `ctx.watch(&remote)` is therefore `cluster.watch(ctx.mbox(), &remote)`.
-//! - A watcher that finishes does not remove its remote watches (the final message goes to a
-//!   mbox nobody reads); use [`Cluster::unwatch`].
 //! - Each node keeps the reason of the last [`KEEP_DEPARTED`] agents it exposed that are gone
 //!   (a watch of an older one fires [`RemoteExit::Unknown`]), and a tombstone for every node
 //!   incarnation it saw down (small entries, never pruned: they grow with restarts, not with
-//!   traffic). Watch firing and registry
-//!   cleanup scan linearly (watches of this node; keys of the bucket).
+//!   traffic). A `Gone` publication finds its watches through an index by target; a node
+//!   going down scans the watched targets, and registry cleanup the keys of the bucket.
 //! - Every node receives every `gone` publication of the cluster (one subject).
 //! - A remote spawn that times out may have started its agent; nothing stops it.
 //! - After a rejoin, names are not re-registered automatically.

@@ -20,10 +20,11 @@ use crate::event::RemoteExit;
 use crate::node::AgentRef;
 use crate::wire::{Gone, StopRequest, WatchAnswer, WatchQuery, decode, encode};
 use agentry::{
-    Agent, CoopId, Ctx, Define, DefineError, DeregReason, ExitReason, Mbox, Terminated, WatchId,
+    Agent, CoopId, Ctx, Define, DefineError, DeregReason, ExitReason, Mbox, MboxId, Terminated,
+    WatchId,
 };
 use futures_util::StreamExt;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, Weak};
 
 #[derive(Debug)]
@@ -147,6 +148,10 @@ impl Cluster {
     }
 }
 
+/// Sentinel: death-watch this watcher of remote agents (`watch.rs`), so that its remote
+/// watches go when it finishes.
+pub(crate) struct TrackWatcher(pub(crate) Mbox);
+
 /// Sentinel: watch this agent.
 struct Track {
     key: u64,
@@ -157,6 +162,10 @@ struct Track {
 pub(crate) struct Sentinel {
     inner: Weak<Inner>,
     watching: HashMap<WatchId, u64>,
+    /// Watchers of remote agents, by the core watch on them (one per watcher: a watcher that
+    /// watches again after its watches fired is not watched twice).
+    watchers: HashMap<WatchId, MboxId>,
+    tracked: HashSet<MboxId>,
 }
 
 impl Sentinel {
@@ -164,6 +173,8 @@ impl Sentinel {
         Sentinel {
             inner,
             watching: HashMap::new(),
+            watchers: HashMap::new(),
+            tracked: HashSet::new(),
         }
     }
 
@@ -177,9 +188,29 @@ impl Sentinel {
         }
     }
 
+    fn on_track_watcher(&mut self, ctx: &mut Ctx<Self>, TrackWatcher(watcher): TrackWatcher) {
+        if !self.tracked.insert(watcher.id()) {
+            return;
+        }
+        match ctx.watch(&watcher) {
+            Ok(id) => {
+                self.watchers.insert(id, watcher.id());
+            }
+            // Not an agent's mbox (it cannot finish): its watches stay until they fire.
+            Err(_) => {
+                self.tracked.remove(&watcher.id());
+            }
+        }
+    }
+
     fn on_terminated(&mut self, _: &mut Ctx<Self>, t: Terminated) {
         if let Some(key) = self.watching.remove(&t.watch) {
             self.departed(key, t.reason);
+        } else if let Some(watcher) = self.watchers.remove(&t.watch) {
+            self.tracked.remove(&watcher);
+            if let Some(inner) = self.inner.upgrade() {
+                inner.watches.watcher_gone(watcher);
+            }
         }
     }
 
@@ -216,7 +247,9 @@ impl Sentinel {
 
 impl Agent for Sentinel {
     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
-        def.on(Sentinel::on_track)?.on(Sentinel::on_terminated)?;
+        def.on(Sentinel::on_track)?
+            .on(Sentinel::on_track_watcher)?
+            .on(Sentinel::on_terminated)?;
         Ok(())
     }
 }

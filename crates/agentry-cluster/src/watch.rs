@@ -16,12 +16,14 @@
 //!   [`Cluster::unwatch`] removed it first.
 //! - A watch of an owner that never answers and never appears in the view (a reference to a
 //!   node that does not exist) fires `Unknown` after the bound.
+//! - The sentinel (`sentinel.rs`) death-watches every watcher; when one finishes, its remote
+//!   watches are dropped unfired — nothing is kept for a watcher nobody can hear.
 
 use crate::cluster::{Cluster, Inner};
 use crate::event::{DownReason, RemoteExit, RemoteTerminated, RemoteWatchId};
 use crate::node::{AgentRef, NodeKey};
 use crate::wire::{Gone, WatchAnswer, WatchQuery, decode, encode};
-use agentry::Mbox;
+use agentry::{Mbox, MboxId};
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,23 +40,97 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Watches {
     next: AtomicU64,
-    map: Mutex<HashMap<u64, Entry>>,
+    table: Mutex<Table>,
+}
+
+/// The watches by id, and their ids by target: a `Gone` publication (every node receives
+/// every one) finds the watches of its agent without scanning the others.
+#[derive(Debug, Default)]
+struct Table {
+    entries: HashMap<u64, Entry>,
+    by_target: HashMap<(NodeKey, u64), Vec<u64>>,
+    /// Watch ids by watcher: the watches of a watcher that finished are dropped with it.
+    by_watcher: HashMap<MboxId, Vec<u64>>,
+}
+
+impl Table {
+    /// Records watch `id`; true if its watcher had no other watch (the sentinel then
+    /// death-watches the watcher).
+    fn insert(&mut self, id: u64, entry: Entry) -> bool {
+        let target = (entry.target.node.clone(), entry.target.key);
+        self.by_target.entry(target).or_default().push(id);
+        let of_watcher = self.by_watcher.entry(entry.watcher.id()).or_default();
+        of_watcher.push(id);
+        let first = of_watcher.len() == 1;
+        self.entries.insert(id, entry);
+        first
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Entry> {
+        let entry = self.entries.remove(&id)?;
+        forget(
+            &mut self.by_target,
+            (entry.target.node.clone(), entry.target.key),
+            id,
+        );
+        forget(&mut self.by_watcher, entry.watcher.id(), id);
+        Some(entry)
+    }
+
+    /// Removes every watch of `watcher`.
+    fn remove_watcher(&mut self, watcher: MboxId) {
+        for id in self.by_watcher.remove(&watcher).unwrap_or_default() {
+            self.remove(id);
+        }
+    }
+
+    fn of_target(&self, node: &NodeKey, key: u64) -> Vec<u64> {
+        self.by_target
+            .get(&(node.clone(), key))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The watches of every agent of `node` (a node going down is rare: one pass over the
+    /// watched targets).
+    fn of_node(&self, node: &NodeKey) -> Vec<u64> {
+        self.by_target
+            .iter()
+            .filter(|((n, _), _)| n == node)
+            .flat_map(|(_, ids)| ids.iter().copied())
+            .collect()
+    }
+}
+
+/// Takes `id` out of the list of `key`, and the list out of `index` once it is empty.
+fn forget<K: std::hash::Hash + Eq>(index: &mut HashMap<K, Vec<u64>>, key: K, id: u64) {
+    if let Some(ids) = index.get_mut(&key) {
+        ids.retain(|other| *other != id);
+        if ids.is_empty() {
+            index.remove(&key);
+        }
+    }
 }
 
 impl Watches {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
-        self.map
+    /// The watcher `watcher` finished: its watches go, unfired (nobody would read them).
+    pub(crate) fn watcher_gone(&self, watcher: MboxId) {
+        self.lock().remove_watcher(watcher);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table
             .lock()
             .expect("invariant: no panic under this lock")
     }
 
     fn contains(&self, id: u64) -> bool {
-        self.lock().contains_key(&id)
+        self.lock().entries.contains_key(&id)
     }
 
     /// Fires watch `id` if it is still there (exactly once: the remover sends).
     fn fire(&self, inner: &Inner, id: u64, reason: RemoteExit) {
-        let entry = self.lock().remove(&id);
+        let entry = self.lock().remove(id);
         if let Some(e) = entry {
             inner.counters.inc(&inner.counters.terminated);
             e.watcher.send(RemoteTerminated {
@@ -73,23 +149,13 @@ impl Watches {
 
     /// `node` went down: fires every watch of its agents.
     pub(crate) fn node_down(&self, inner: &Inner, node: &NodeKey, reason: DownReason) {
-        let ids: Vec<u64> = self
-            .lock()
-            .iter()
-            .filter(|(_, e)| e.target.node == *node)
-            .map(|(id, _)| *id)
-            .collect();
+        let ids = self.lock().of_node(node);
         self.fire_all(inner, ids, RemoteExit::NodeDown(reason));
     }
 
     /// Agent `key` of `node` is gone: fires its watches.
     pub(crate) fn gone(&self, inner: &Inner, node: &NodeKey, key: u64, reason: RemoteExit) {
-        let ids: Vec<u64> = self
-            .lock()
-            .iter()
-            .filter(|(_, e)| e.target.node == *node && e.target.key == key)
-            .map(|(id, _)| *id)
-            .collect();
+        let ids = self.lock().of_target(node, key);
         self.fire_all(inner, ids, reason);
     }
 }
@@ -102,13 +168,16 @@ impl Cluster {
     pub fn watch(&self, watcher: &Mbox, target: &AgentRef) -> RemoteWatchId {
         let inner = &self.inner;
         let id = inner.watches.next.fetch_add(1, Ordering::Relaxed) + 1;
-        inner.watches.lock().insert(
+        let first_of_watcher = inner.watches.lock().insert(
             id,
             Entry {
                 watcher: watcher.clone(),
                 target: target.clone(),
             },
         );
+        if first_of_watcher && let Some(s) = inner.sentinel.get() {
+            s.send(crate::sentinel::TrackWatcher(watcher.clone()));
+        }
         let me = inner.my_key();
         if target.node.id == me.id && target.node.incarnation == me.incarnation {
             match inner.locals.answer(target.node.incarnation, target.key) {
@@ -140,12 +209,12 @@ impl Cluster {
 
     /// Removes a remote watch; `false` if it already fired or was removed.
     pub fn unwatch(&self, watch: RemoteWatchId) -> bool {
-        self.inner.watches.lock().remove(&watch.0).is_some()
+        self.inner.watches.lock().remove(watch.0).is_some()
     }
 
     /// The remote watches waiting to fire.
     pub fn watch_count(&self) -> usize {
-        self.inner.watches.lock().len()
+        self.inner.watches.lock().entries.len()
     }
 }
 
@@ -222,3 +291,6 @@ pub(crate) async fn serve_gone(weak: Weak<Inner>, mut sub: async_nats::Subscribe
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
