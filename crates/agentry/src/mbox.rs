@@ -18,7 +18,7 @@ pub(crate) mod current_agent;
 pub(crate) mod direct;
 pub(crate) mod event_priority;
 pub(crate) mod insend;
-mod multi;
+pub(crate) mod multi;
 pub(crate) mod named;
 pub(crate) mod published_state;
 mod recipient;

@@ -80,8 +80,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/thread_pool.rs", "env"),
     ("limit.rs", "mbox"),
     ("protocol.rs", "agent"),
-    ("mchain.rs", "mbox"),
-    ("mchain/chain.rs", "mbox"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
 ];

@@ -11,7 +11,6 @@
 use crate::ids::MboxId;
 use crate::mbox::direct::{AgentShared, Refused};
 use crate::mbox::insend::InsendFn;
-use crate::mchain::{Chain, Wait};
 use crate::message::payload::Payload;
 use crate::stats::EnvCounters;
 use crate::timer::delivery::Delivery;
@@ -36,6 +35,13 @@ pub(crate) struct SubscriberOptions {
     pub(crate) insend: Option<Arc<dyn Any + Send + Sync>>,
 }
 
+/// A message chain subscribed to a multi mbox, as the mbox sees it (implemented by
+/// `mchain/chain.rs`, so that this layer names no chain type): it takes each fanned-out copy
+/// without waiting, counting a refusal itself.
+pub(crate) trait ChainSubscriber: Send + Sync {
+    fn push_fanned_out(&self, payload: Payload, timer: Option<Arc<TimerToken>>);
+}
+
 #[derive(Clone)]
 enum Subscriber {
     Agent {
@@ -43,7 +49,7 @@ enum Subscriber {
         options: SubscriberOptions,
     },
     Chain {
-        chain: Weak<Chain>,
+        chain: Weak<dyn ChainSubscriber>,
         id: MboxId,
     },
 }
@@ -170,16 +176,12 @@ impl MultiMbox {
     /// Queues one subscriber chain's copy (never waiting; a refusal is counted by the chain).
     fn push_to_chain<T: Send + Sync + 'static>(
         &self,
-        chain: &Weak<Chain>,
+        chain: &Weak<dyn ChainSubscriber>,
         message: &Arc<T>,
         timer: Option<&Arc<TimerToken>>,
     ) {
         match chain.upgrade() {
-            Some(chain) => {
-                let payload = Payload::new(Arc::clone(message));
-                // A refused copy is counted in the chain's `refused` and dropped here.
-                let _ = chain.push(payload, timer.cloned(), Wait::Never);
-            }
+            Some(chain) => chain.push_fanned_out(Payload::new(Arc::clone(message)), timer.cloned()),
             // Its last handle was dropped while this send was under way.
             None => {
                 self.0.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
@@ -201,7 +203,12 @@ impl MultiMbox {
     }
 
     /// Adds a chain as a subscriber of `type_id` (see `Mchain::subscribe`).
-    pub(crate) fn add_chain_subscriber(&self, type_id: TypeId, chain: Weak<Chain>, id: MboxId) {
+    pub(crate) fn add_chain_subscriber(
+        &self,
+        type_id: TypeId,
+        chain: Weak<dyn ChainSubscriber>,
+        id: MboxId,
+    ) {
         let mut map = self.0.subscribers.write();
         let list = map.entry(type_id).or_insert_with(|| Arc::from(Vec::new()));
         let mut updated: Vec<Subscriber> = list.iter().cloned().collect();

@@ -17,7 +17,7 @@ use crate::timer::token::TimerToken;
 use parking_lot::{Condvar, Mutex};
 use std::any::TypeId;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 /// One queued message and, for a timer's message, the timer's token.
@@ -285,7 +285,8 @@ impl Chain {
         {
             return Err(MchainError::AlreadySubscribed(type_name));
         }
-        multi.add_chain_subscriber(type_id, Arc::downgrade(this), this.id);
+        let chain: Weak<dyn crate::mbox::multi::ChainSubscriber> = Arc::downgrade(this) as _;
+        multi.add_chain_subscriber(type_id, chain, this.id);
         state.subscriptions.push((multi.clone(), type_id));
         Ok(())
     }
@@ -310,5 +311,12 @@ impl Drop for Chain {
         for (multi, type_id) in self.state.get_mut().subscriptions.drain(..) {
             multi.remove_subscriber(type_id, self.id);
         }
+    }
+}
+
+impl crate::mbox::multi::ChainSubscriber for Chain {
+    fn push_fanned_out(&self, payload: Payload, timer: Option<Arc<TimerToken>>) {
+        // A refused copy is counted in the chain's `refused` and dropped here.
+        let _ = self.push(payload, timer, Wait::Never);
     }
 }
