@@ -1,5 +1,6 @@
 //! Agents: objects with states that handle one message at a time.
 
+mod addr;
 #[allow(unsafe_code)]
 pub(crate) mod cell;
 mod ctx;
@@ -8,9 +9,11 @@ pub(crate) mod define;
 mod handlers;
 pub(crate) mod held;
 pub(crate) mod layout;
+pub mod protocol;
 pub(crate) mod restart;
 mod state;
 
+pub use addr::Addr;
 pub use ctx::Ctx;
 pub use define::{Define, Filtered, FromMulti, InStates};
 pub use state::State;

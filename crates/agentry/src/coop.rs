@@ -18,16 +18,17 @@
 pub(crate) mod registry;
 pub(crate) mod start;
 
+use crate::agent::Addr;
 use crate::agent::cell::{Declared, UndefinedAgent};
 use crate::agent::define::DefinitionCheck;
+use crate::agent::protocol::Protocol;
 use crate::agent::restart::SupervisedAgent;
 use crate::agent::{Agent, Define};
 use crate::disp::Binder;
 use crate::ids::CoopId;
 use crate::mbox::direct::{AgentHost, AgentShared};
-use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::mbox::{Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
-use crate::protocol::Protocol;
 use crate::reason::DeregReason;
 use crate::supervision::{ChildSpec, Supervision};
 use std::fmt;

@@ -21,9 +21,11 @@ mod watches;
 
 pub use builder::EnvBuilder;
 
+use crate::agent::Addr;
 use crate::agent::Agent;
 use crate::agent::cell::StartTicket;
 use crate::agent::layout::LayoutCache;
+use crate::agent::protocol::Protocol;
 use crate::coop::Coop;
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::start::{CoopStart, Failed};
@@ -42,9 +44,8 @@ use crate::ids::{AgentId, CoopId};
 use crate::limit::LimitTable;
 use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
 use crate::mbox::named::NamedMboxes;
-use crate::mbox::{Addr, Mbox, MultiMbox};
+use crate::mbox::{Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
-use crate::protocol::Protocol;
 use crate::reason::DeregReason;
 use crate::slab::AgentSlab;
 use crate::stats::{AgentStats, AgentTypeStats, EnvCounters, EnvStats, Tracked};

@@ -125,7 +125,7 @@ pub mod prelude;
 #[cfg(not(loom))]
 mod priority;
 #[cfg(not(loom))]
-pub mod protocol;
+pub use agent::protocol;
 #[cfg(not(loom))]
 mod reason;
 #[cfg(not(loom))]
@@ -150,7 +150,7 @@ pub mod watch;
 
 #[cfg(not(loom))]
 pub use crate::{
-    agent::{Agent, Ctx, Define, Filtered, FromMulti, InStates, State},
+    agent::{Addr, Agent, Ctx, Define, Filtered, FromMulti, InStates, State},
     coop::{Coop, CoopDeregistered},
     destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},
@@ -162,7 +162,7 @@ pub use crate::{
     error::{SupervisionError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
-    mbox::{Addr, InsendCtx, Mbox, MultiMbox, Recipient},
+    mbox::{InsendCtx, Mbox, MultiMbox, Recipient},
     mchain::{ChainStats, Mchain},
     message::Undelivered,
     panic_reaction::PanicReaction,

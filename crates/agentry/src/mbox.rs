@@ -13,7 +13,6 @@
 //! cannot be delivered is counted in [`EnvStats`](crate::EnvStats) (and given back by the
 //! `try_` variants).
 
-mod addr;
 pub(crate) mod current_agent;
 pub(crate) mod direct;
 pub(crate) mod event_priority;
@@ -24,7 +23,6 @@ pub(crate) mod published_state;
 mod recipient;
 pub(crate) mod supervisor_link;
 
-pub use addr::Addr;
 pub use insend::InsendCtx;
 pub use multi::MultiMbox;
 pub(crate) use multi::{FilterFn, SubscriberOptions};

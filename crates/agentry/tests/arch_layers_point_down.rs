@@ -51,7 +51,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "mboxes",
-        &["mbox", "mchain", "request", "destination", "protocol"],
+        &["mbox", "mchain", "request", "destination"],
     ),
     ("agents", &["agent"]),
     ("coops", &["coop", "supervision", "watch"]),
@@ -79,7 +79,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/prio_one_thread.rs", "env"),
     ("disp/thread_pool.rs", "env"),
     ("limit.rs", "mbox"),
-    ("protocol.rs", "agent"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
 ];

@@ -1,7 +1,9 @@
 //! `Ctx<A>`: what a handler can do besides touching its agent.
 
+use super::Addr;
 use super::Agent;
 use super::layout::AgentLayout;
+use super::protocol::Protocol;
 use super::state::State;
 use crate::coop::Coop;
 use crate::destination::Destination;
@@ -9,8 +11,7 @@ use crate::disp::Binder;
 use crate::env::EnvHandle;
 use crate::error::{RegisterError, StateError, WatchError};
 use crate::ids::{AgentId, CoopId, WatchId};
-use crate::mbox::{Addr, Mbox};
-use crate::protocol::Protocol;
+use crate::mbox::Mbox;
 use crate::reason::DeregReason;
 use crate::stats::AgentStats;
 use crate::timer::TimerHandle;

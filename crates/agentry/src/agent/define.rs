@@ -1,6 +1,7 @@
 //! `Define<A>`: an agent describes itself (states, subscriptions, limits) at registration.
 
 use super::handlers::{HandlerTable, TypedHandler};
+use super::protocol::{self, Protocol};
 use super::state::{Hook, State, StateTree};
 use super::{Agent, Ctx};
 use crate::error::DefineError;
@@ -10,7 +11,6 @@ use crate::mbox::insend::{InsendCtx, InsendFn, InsendTable};
 use crate::mbox::{Mbox, MultiMbox, SubscriberOptions};
 use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
-use crate::protocol::{self, Protocol};
 use crate::request::Request;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;

@@ -1,10 +1,9 @@
 //! `Addr<A>`: an agent's direct mbox, typed by the agent, whose sends compile only for the
 //! message types of the agent's [`Protocol`] (see [`protocol`](crate::protocol)).
 
-use super::Mbox;
-use super::recipient::Recipient;
+use super::protocol::{Handles, Protocol};
 use crate::error::{RequestError, SendError};
-use crate::protocol::{Handles, Protocol};
+use crate::mbox::{Mbox, Recipient};
 use crate::request::{PendingReply, Request};
 use std::fmt;
 use std::marker::PhantomData;

@@ -106,7 +106,7 @@
 //! message type may have several (one per state), which one method per type cannot express.
 //! Protocols hold up to 16 types; a longer list is a sign to split the agent.
 
-use crate::agent::Agent;
+use super::Agent;
 use std::any::TypeId;
 
 /// Every sending method of [`Addr`](crate::Addr) refuses an undeclared type at compile time,
