@@ -5,8 +5,8 @@
 //! out of queues on every send, so they must copy as a few aligned words.
 
 use crate::ids::{AgentId, MboxId};
-use crate::limit::LimitSlot;
 use crate::mbox::direct::AgentShared;
+use crate::message::LimitSlot;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::{AgentRef, AgentSlab, SlotPtr};

@@ -41,8 +41,8 @@ use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
 use crate::ids::{AgentId, CoopId};
-use crate::limit::LimitTable;
 use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
+use crate::mbox::limit::LimitTable;
 use crate::mbox::named::NamedMboxes;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;

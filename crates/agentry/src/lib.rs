@@ -111,7 +111,7 @@ pub mod guide;
 #[cfg(not(loom))]
 mod ids;
 #[cfg(not(loom))]
-pub mod limit;
+pub use mbox::limit;
 #[cfg(not(loom))]
 mod mbox;
 #[cfg(not(loom))]

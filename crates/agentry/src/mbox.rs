@@ -17,6 +17,7 @@ pub(crate) mod current_agent;
 pub(crate) mod direct;
 pub(crate) mod event_priority;
 pub(crate) mod insend;
+pub mod limit;
 pub(crate) mod multi;
 pub(crate) mod named;
 pub(crate) mod published_state;

@@ -6,8 +6,11 @@
 //! sending one copies and allocates nothing.
 
 pub(crate) mod envelope;
+mod limit_slot;
 #[allow(unsafe_code)]
 pub(crate) mod payload;
+
+pub(crate) use limit_slot::LimitSlot;
 
 /// Why a message was not handled; reported to requesters and counted in the stats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -59,7 +59,7 @@ pub struct EnvStats {
     /// Messages transformed by a message limit.
     pub limit_transformed: u64,
     /// Messages dropped because a redirect/transform chain exceeded
-    /// [`MAX_REDIRECT_DEPTH`](crate::limit::MAX_REDIRECT_DEPTH).
+    /// [`MAX_REDIRECT_DEPTH`](crate::mbox::limit::MAX_REDIRECT_DEPTH).
     pub redirect_loops: u64,
     /// Panics caught in handlers, hooks, insend handlers, filters, overload transforms and agent
     /// drops.

@@ -45,14 +45,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("counters and timers", &["stats", "timer"]),
-    (
-        "queues and dispatchers",
-        &["slab", "demand", "limit", "disp"],
-    ),
-    (
-        "mboxes",
-        &["mbox", "mchain", "request", "destination"],
-    ),
+    ("queues and dispatchers", &["slab", "demand", "disp"]),
+    ("mboxes", &["mbox", "mchain", "request", "destination"]),
     ("agents", &["agent"]),
     ("coops", &["coop", "supervision", "watch"]),
     ("env", &["env", "snapshot"]),
@@ -78,7 +72,6 @@ const DEBT: &[(&str, &str)] = &[
     ("disp/one_thread.rs", "env"),
     ("disp/prio_one_thread.rs", "env"),
     ("disp/thread_pool.rs", "env"),
-    ("limit.rs", "mbox"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
 ];

@@ -40,10 +40,10 @@ use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, CoopId, MboxId};
-use crate::limit::LimitSlot;
 use crate::mbox::current_agent::CURRENT_AGENT;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
+use crate::message::LimitSlot;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::panic_reaction::PanicReaction;
@@ -102,7 +102,7 @@ pub(crate) trait DefinedAgent: Send {
 pub(crate) struct SenderParts {
     pub(crate) insend: crate::mbox::insend::InsendTable,
     pub(crate) event_priorities: crate::mbox::event_priority::EventPriorities,
-    pub(crate) limits: Vec<crate::limit::LimitEntry>,
+    pub(crate) limits: Vec<crate::mbox::limit::LimitEntry>,
     pub(crate) track_depth: bool,
     pub(crate) multi: Vec<super::define::MultiSubscriptionDef>,
     pub(crate) panic_reaction: Option<PanicReaction>,

@@ -7,8 +7,8 @@
 //! ([`drop_message`]) — never lost silently.
 
 use crate::ids::{AgentId, MboxId};
-use crate::limit::LimitSlot;
 use crate::mbox::direct::AgentShared;
+use crate::message::LimitSlot;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;

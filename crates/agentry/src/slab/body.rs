@@ -6,8 +6,8 @@
 
 use super::IncarnationCx;
 use crate::ids::{CoopId, MboxId};
-use crate::limit::LimitSlot;
 use crate::mbox::direct::{AgentHost, AgentShared};
+use crate::message::LimitSlot;
 use crate::message::payload::Payload;
 use crate::timer::token::TimerToken;
 use std::sync::Arc;

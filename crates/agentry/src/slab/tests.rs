@@ -70,8 +70,8 @@ fn segments_tile_the_index_space() {
 
 use super::{AgentRef, AgentSlab, FIRST_SEGMENT, IncarnationCx, IncarnationRef};
 use crate::ids::MboxId;
-use crate::limit::LimitSlot;
 use crate::mbox::direct::AgentShared;
+use crate::message::LimitSlot;
 use crate::message::payload::Payload;
 use crate::slab::body::{AgentBody, Control, Exit, Taken};
 use crate::stats::EnvCounters;

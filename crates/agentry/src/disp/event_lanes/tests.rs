@@ -1,7 +1,7 @@
 use super::EventLanes;
 use crate::demand::Demand;
 use crate::ids::MboxId;
-use crate::limit::LimitSlot;
+use crate::message::LimitSlot;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
 

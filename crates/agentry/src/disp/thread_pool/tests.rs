@@ -8,7 +8,7 @@ use super::agent_queue::{AgentQueue, Running};
 use super::pool::Pool;
 use crate::demand::Demand;
 use crate::ids::MboxId;
-use crate::limit::LimitSlot;
+use crate::message::LimitSlot;
 use crate::message::payload::Payload;
 use crate::slab::AgentRef;
 use crate::stats::EnvCounters;

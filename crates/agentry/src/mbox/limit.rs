@@ -9,8 +9,9 @@
 //! The limited type is the handler's parameter type: `M` for the agent's own mbox, `Arc<T>`
 //! for messages from a [`MultiMbox`]. Insend handlers bypass limits.
 
-use crate::mbox::direct::{AgentShared, Refused};
-use crate::mbox::{Mbox, MultiMbox};
+use super::direct::{AgentShared, Refused};
+use super::{Mbox, MultiMbox};
+use crate::message::LimitSlot;
 use crate::trace::{DropReason, Outcome, TraceRecord};
 use std::any::{Any, TypeId};
 use std::cell::Cell;
@@ -18,27 +19,6 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Index of the message limit a queued message holds a place in.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct LimitSlot(u16);
-
-impl LimitSlot {
-    /// The message is not limited.
-    pub(crate) const NONE: LimitSlot = LimitSlot(u16::MAX);
-    /// The message's type is not limited but the agent's queue depth is tracked.
-    pub(crate) const DEPTH: LimitSlot = LimitSlot(u16::MAX - 1);
-
-    pub(crate) fn new(index: u16) -> Self {
-        debug_assert!(index < u16::MAX - 1);
-        LimitSlot(index)
-    }
-
-    /// The index of the limit the message holds a place in, if any.
-    pub(crate) fn index(self) -> Option<usize> {
-        (self.0 < u16::MAX - 1).then_some(usize::from(self.0))
-    }
-}
 
 /// A redirect or transform chain longer than this is cut: the message is dropped and counted
 /// in `EnvStats::redirect_loops` (limits that redirect to each other would otherwise loop).
