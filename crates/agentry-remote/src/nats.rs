@@ -6,8 +6,8 @@
 //! - The runtime (default one worker thread) runs: the connection (async-nats' handler),
 //!   the **writer** task (takes envelopes from the core's buffer, writes each with its body
 //!   into one payload, publishes), one task per **subscription** (splits the payload into
-//!   envelope and body, dispatches through the core), the **reply** task (one wildcard subscription for all of this gateway's
-//!   requests) and the client's event callback.
+//!   envelope and body, dispatches through the core), the **reply** task (one wildcard
+//!   subscription for all of this gateway's requests) and the client's event callback.
 //! - The writer publishes only while the client reports *connected*; meanwhile envelopes
 //!   stay in the core's bounded buffer under its overflow policy. (async-nats would also
 //!   queue them in its command channel, but invisibly and with no policy.) Whatever the

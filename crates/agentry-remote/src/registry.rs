@@ -237,25 +237,23 @@ impl Registry {
         let scratch = SCRATCH.take();
         let plain =
             postcard::to_extend(msg, scratch).map_err(|e| EncodeFailure::Encode(e.to_string()))?;
-        let (codec, payload) = match dict {
-            (Compression::Off, _) => (Codec::Postcard, plain.clone()),
+        let compressed = match dict {
+            (Compression::Off, _) | (Compression::ZstdDict { .. }, None) => None,
             (Compression::Zstd { level, threshold }, _) => {
-                match compression::compress(&plain, level, threshold, None) {
-                    Some(c) => (Codec::PostcardZstd, c),
-                    None => (Codec::Postcard, plain.clone()),
-                }
+                compression::compress(&plain, level, threshold, None)
+                    .map(|c| (Codec::PostcardZstd, c))
             }
             (
                 Compression::ZstdDict {
                     level, threshold, ..
                 },
                 Some(d),
-            ) => match compression::compress(&plain, level, threshold, Some(&d)) {
-                Some(c) => (Codec::PostcardZstdDict(d.id), c),
-                None => (Codec::Postcard, plain.clone()),
-            },
-            (Compression::ZstdDict { .. }, None) => (Codec::Postcard, plain.clone()),
+            ) => compression::compress(&plain, level, threshold, Some(&d))
+                .map(|c| (Codec::PostcardZstdDict(d.id), c)),
         };
+        // Not compressed (off, below the threshold, or no gain): the plain bytes, copied out
+        // of the scratch buffer at their exact size.
+        let (codec, payload) = compressed.unwrap_or_else(|| (Codec::Postcard, plain.clone()));
         SCRATCH.set(recycle(plain));
         Ok(Encoded {
             envelope: Envelope::message(entry.tag.clone(), codec, corr),
