@@ -222,11 +222,32 @@ fn run_raw(url: &str, n: u64) -> Result<(Duration, u64), BenchError> {
             .await
             .map_err(|e| harness(&e))?;
         let publisher = async_nats::connect(url).await.map_err(|e| harness(&e))?;
+        let started_waiting = Instant::now();
         let mut records = subscriber
             .subscribe("stream.raw")
             .await
             .map_err(|e| harness(&e))?;
-        subscriber.flush().await.map_err(|e| harness(&e))?;
+        // `flush` only empties the client's buffer: the server may not have the subscription
+        // yet, and records published before it has are dropped (at most once). A later
+        // subscription of the same connection that hears the publisher proves the first one
+        // is in place (the server takes a connection's commands in order).
+        let mut ready = subscriber
+            .subscribe("stream.raw.ready")
+            .await
+            .map_err(|e| harness(&e))?;
+        loop {
+            publisher
+                .publish("stream.raw.ready", bytes::Bytes::new())
+                .await
+                .map_err(|e| harness(&e))?;
+            publisher.flush().await.map_err(|e| harness(&e))?;
+            match tokio::time::timeout(Duration::from_millis(50), ready.next()).await {
+                Ok(Some(_)) => break,
+                Ok(None) => return Err(harness(&"the readiness subscription closed")),
+                Err(_) if started_waiting.elapsed() < LIMIT => continue,
+                Err(_) => return Err(harness(&"the raw subscription never became ready")),
+            }
+        }
         let counting = tokio::spawn(async move {
             let (mut count, mut sum) = (0u64, 0u64);
             while count < n {
