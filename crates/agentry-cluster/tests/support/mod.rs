@@ -9,8 +9,24 @@ pub mod common;
 use agentry::{Agent, Ctx, Define, DefineError, EnvHandle, Mbox, MultiMbox};
 use agentry_cluster::{Cluster, NodeDown, NodeUp, Rejoined, RemoteExit, RemoteTerminated, Spawned};
 pub use common::*;
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+
+/// The member incarnations a child has announced (`UP <id>`) since it (re)joined.
+static ANNOUNCED: Mutex<Option<HashSet<(String, u64)>>> = Mutex::new(None);
+
+/// Prints `UP <id>` once per member incarnation.
+fn announce_up(id: &str, incarnation: u64) {
+    let fresh = ANNOUNCED
+        .lock()
+        .expect("lock")
+        .get_or_insert_with(HashSet::new)
+        .insert((id.to_owned(), incarnation));
+    if fresh {
+        say(&format!("UP {id}"));
+    }
+}
 use std::time::Duration;
 
 /// The failure bound of every node in these tests: 3 s rather than the default 2 s, so that
@@ -82,9 +98,13 @@ impl Log {
     fn push(&self, s: Seen) {
         if self.print {
             match &s {
-                Seen::Up(id, _) => say(&format!("UP {id}")),
+                Seen::Up(id, incarnation) => announce_up(id, *incarnation),
                 Seen::Down(id, _, r) => say(&format!("DOWN {id} {r}")),
-                Seen::Rejoined => say("REJOINED"),
+                Seen::Rejoined => {
+                    // A new incarnation of this node hears every member come up again.
+                    *ANNOUNCED.lock().expect("lock") = None;
+                    say("REJOINED");
+                }
                 Seen::Terminated(..) => {}
             }
         }
@@ -147,6 +167,12 @@ pub fn run_node() {
         .join(h, &urls)
         .expect("joined");
     let (_log, _) = Log::start(h, &cluster, true);
+    // Members that came up between the join and the log's subscription to the events were
+    // announced to nobody: the view has them. Each member incarnation is announced once,
+    // from here or from its event, whichever comes first.
+    for m in cluster.members() {
+        announce_up(&m.id, m.incarnation);
+    }
     let mut coop = h.new_coop();
     let adder = coop.add(Adder);
     let coop_id = h.register_coop(coop).expect("adder coop");
