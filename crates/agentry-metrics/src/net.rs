@@ -69,6 +69,13 @@ pub(crate) const IO_COUNTERS: &[(Spec, NetField)] = &[
     ),
     (
         io_counter(
+            "agentry_net_write_calls",
+            "Write system calls that wrote bytes to sockets.",
+        ),
+        |s| s.write_calls,
+    ),
+    (
+        io_counter(
             "agentry_net_frames_received",
             "Frames decoded and delivered to owners.",
         ),

@@ -15,10 +15,17 @@
 //!   unwritten bytes over the high watermark — it sets `read_pending` and resumes by itself
 //!   when the cause goes away (`ReadMore`, `CreditReturned`, `ResumeReading`, the low
 //!   watermark).
-//! - Writing: a send with an empty write buffer is written at once (no extra hop); what the
-//!   socket does not take is queued without copying and written with `writev` on the next
-//!   writable event. A send that would take the buffer past `write_max` closes the
-//!   connection (`WriteOverflow`).
+//! - Writing: the sends of one batch go out in one system call. A send that finds nothing
+//!   waiting to be written is *staged* (kept in the write buffer without copying) and the
+//!   channel queues itself a `FlushStaged`; the sends that reach it before that message are
+//!   staged behind it, and `FlushStaged` writes them all with one `writev` — so a reply an
+//!   owner sends in several pieces, or the replies to a burst of requests, cost one call,
+//!   and a lone send costs one local message more than writing at once. Staging stops at
+//!   `STAGE_MAX` bytes (or `write_high`, if lower) or `writev`'s slice limit: the send that
+//!   reaches it writes at once. What the socket does not take stays queued and is written on
+//!   the next writable event. A send that would take the unwritten bytes past `write_max`
+//!   closes the connection (`WriteOverflow`); watermarks and that limit count the bytes a
+//!   write attempt left, never the staged ones.
 //! - Watermarks: the *unwritten* bytes are the write buffer plus, with
 //!   `pause_reading_on_write_high` (the default), the `SendBytes` / `SendFrame` already sent
 //!   to the channel but not yet taken. When they reach `write_high` the owner gets
@@ -69,7 +76,7 @@ use mio::Interest;
 use mio::net::TcpStream;
 use queued::{Pending, Queued};
 use std::cell::RefCell;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -77,6 +84,10 @@ use write_buffer::{Flushed, WriteBuffer};
 
 /// Size of the per-thread read buffer (one read takes at most this much).
 const READ_BUF: usize = 64 * 1024;
+/// Most bytes staged for the end of the batch (see the ground rules): past it a send writes
+/// at once (a larger batch would gain nothing — one `writev` of this much costs far more than
+/// the call — and staged bytes are memory the watermarks do not see).
+const STAGE_MAX: usize = 64 * 1024;
 
 thread_local! {
     /// Shared by every channel of an io thread: channels run one at a time.
@@ -85,6 +96,8 @@ thread_local! {
 
 /// Continue reading after yielding to the thread's other agents.
 struct ReadMore;
+/// Write what was staged since the first send of this batch.
+struct FlushStaged;
 /// Check the idle timeout.
 struct IdleCheck;
 /// Check the frame deadline.
@@ -136,6 +149,8 @@ pub(crate) struct Channel {
     phase: Phase,
     decoder: Decoder,
     wbuf: WriteBuffer,
+    /// `wbuf` holds only sends no write was tried for yet, and a `FlushStaged` is queued.
+    staged: bool,
     /// `SendBytes` / `SendFrame` sent to the channel and not yet taken into `wbuf` (counted
     /// only with `pause_reading_on_write_high`; `channel/queued.rs`).
     pending: Pending,
@@ -185,6 +200,7 @@ impl Channel {
             key: None,
             phase: Phase::Starting,
             wbuf: WriteBuffer::default(),
+            staged: false,
             pending: Pending::default(),
             credit: None,
             counters: Arc::default(),
@@ -268,6 +284,7 @@ impl Agent for Channel {
             .on(Channel::on_pause)?
             .on(Channel::on_resume)?
             .on(Channel::on_read_more)?
+            .on(Channel::on_flush_staged)?
             .on(Channel::on_credit_returned)?
             .on(Channel::on_idle_check)?
             .on(Channel::on_frame_check)?
@@ -835,43 +852,47 @@ impl Channel {
         if data.is_empty() {
             return;
         }
-        let mut from = 0;
         if matches!(self.phase, Phase::Open | Phase::Draining)
-            && self.wbuf.is_empty()
-            && let Some(stream) = self.stream.as_mut()
+            && self.stream.is_some()
+            && (self.staged || self.wbuf.is_empty())
         {
-            let mut failed = None;
-            while from < data.len() {
-                match stream.write(&data[from..]) {
-                    Ok(0) => break,
-                    Ok(n) => from += n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        failed = Some(e.kind());
-                        break;
-                    }
-                }
+            if !self.staged {
+                self.staged = true;
+                ctx.mbox().send(FlushStaged);
             }
-            self.account_written(from as u64);
-            if let Some(kind) = failed {
-                self.write_failed(ctx, kind, data.len() - from);
-                return;
+            self.wbuf.push(data, 0);
+            if self.wbuf.len() >= STAGE_MAX.min(self.config.write_high)
+                || self.wbuf.chunks() >= write_buffer::MAX_SLICES
+            {
+                self.flush(ctx);
             }
-        }
-        if from == data.len() {
             return;
         }
-        let buffered = self.wbuf.len() + (data.len() - from);
+        if !self.buffer_unwritten(ctx, data.len()) {
+            return;
+        }
+        self.wbuf.push(data, 0);
+        self.check_high_watermark();
+    }
+
+    /// `more` bytes join the unwritten ones: past `write_max` the connection closes
+    /// (`WriteOverflow`); false then.
+    fn buffer_unwritten(&mut self, ctx: &mut Ctx<Self>, more: usize) -> bool {
+        let buffered = self.wbuf.len() + more;
         if buffered > self.config.write_max {
             let max = self.config.write_max;
-            Counters::add(&self.counters.bytes_unsent, (data.len() - from) as u64);
+            Counters::add(&self.counters.bytes_unsent, more as u64);
             tracing::warn!(conn = %self.conn, buffered, max, "write buffer overflow");
             self.close(ctx, CloseReason::WriteOverflow { buffered, max });
-            return;
+            return false;
         }
-        self.wbuf.push(data, from);
-        self.check_high_watermark();
+        true
+    }
+
+    fn on_flush_staged(&mut self, ctx: &mut Ctx<Self>, _: FlushStaged) {
+        if self.staged {
+            self.flush(ctx);
+        }
     }
 
     /// Bytes the owner sent that the socket has not taken: the write buffer, plus the sends
@@ -949,15 +970,25 @@ impl Channel {
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
+        let was_staged = std::mem::take(&mut self.staged);
         let mut written = 0;
-        let result = self.wbuf.flush(stream, &mut written);
+        let mut calls = 0;
+        let result = self.wbuf.flush(stream, &mut written, &mut calls);
         self.account_written(written);
+        Counters::add(&self.counters.write_calls, calls);
         match result {
             Ok(Flushed::Drained | Flushed::Blocked) => {}
             Err(e) => {
                 self.write_failed(ctx, e.kind(), 0);
                 return;
             }
+        }
+        if was_staged && !self.wbuf.is_empty() {
+            // The staged bytes the socket did not take are now unwritten ones.
+            if !self.buffer_unwritten(ctx, 0) {
+                return;
+            }
+            self.check_high_watermark();
         }
         self.check_low_watermark(ctx);
         match self.phase {

@@ -20,6 +20,7 @@ pub(crate) struct Counters {
     pub(crate) closed: [AtomicU64; CloseReason::KINDS],
     pub(crate) bytes_in: AtomicU64,
     pub(crate) bytes_out: AtomicU64,
+    pub(crate) write_calls: AtomicU64,
     pub(crate) frames_in: AtomicU64,
     pub(crate) frames_out: AtomicU64,
     pub(crate) frames_rejected: AtomicU64,
@@ -67,6 +68,7 @@ impl Counters {
         total.closed_lifetime += r(&self.closed[10]);
         total.bytes_in += r(&self.bytes_in);
         total.bytes_out += r(&self.bytes_out);
+        total.write_calls += r(&self.write_calls);
         total.frames_in += r(&self.frames_in);
         total.frames_out += r(&self.frames_out);
         total.frames_rejected += r(&self.frames_rejected);
@@ -124,6 +126,10 @@ pub struct NetStats {
     pub bytes_in: u64,
     /// Bytes written to sockets.
     pub bytes_out: u64,
+    /// `write` / `writev` calls that wrote bytes: `bytes_out / write_calls` is the mean write.
+    /// A channel writes what its owner sent in one batch of the io loop with one call
+    /// (see the channel's ground rules), so a reply sent in several pieces costs one call.
+    pub write_calls: u64,
     /// Frames decoded and delivered to owners.
     pub frames_in: u64,
     /// Frames encoded and queued for writing.

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::io::{self, IoSlice, Write};
 
 /// Buffers handed to one `writev`.
-const MAX_SLICES: usize = 64;
+pub(crate) const MAX_SLICES: usize = 64;
 
 #[derive(Debug, Default)]
 pub(crate) struct WriteBuffer {
@@ -33,6 +33,11 @@ impl WriteBuffer {
         self.len == 0
     }
 
+    /// Buffers queued (each one slice of a `writev`).
+    pub(crate) fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
     /// Queues `data[from..]`.
     pub(crate) fn push(&mut self, data: Vec<u8>, from: usize) {
         if from >= data.len() {
@@ -49,8 +54,14 @@ impl WriteBuffer {
         self.chunks.push_back(data);
     }
 
-    /// Writes until drained or the socket would block; adds what was written to `written`.
-    pub(crate) fn flush<W: Write>(&mut self, w: &mut W, written: &mut u64) -> io::Result<Flushed> {
+    /// Writes until drained or the socket would block; adds what was written to `written` and
+    /// the calls that wrote bytes to `calls`.
+    pub(crate) fn flush<W: Write>(
+        &mut self,
+        w: &mut W,
+        written: &mut u64,
+        calls: &mut u64,
+    ) -> io::Result<Flushed> {
         while !self.chunks.is_empty() {
             let mut slices = [IoSlice::new(&[]); MAX_SLICES];
             let mut n = 0;
@@ -62,6 +73,7 @@ impl WriteBuffer {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(done) => {
                     *written += done as u64;
+                    *calls += 1;
                     self.advance(done);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
@@ -139,17 +151,19 @@ mod tests {
             room: 7,
             per_call: 3,
         };
-        let mut written = 0;
+        let (mut written, mut calls) = (0, 0);
         assert_eq!(
-            b.flush(&mut sink, &mut written).expect("ok"),
+            b.flush(&mut sink, &mut written, &mut calls).expect("ok"),
             Flushed::Blocked
         );
-        assert_eq!((b.len(), written), (5, 7));
+        assert_eq!((b.len(), written, calls), (5, 7, 3));
         sink.room = 100;
         assert_eq!(
-            b.flush(&mut sink, &mut written).expect("ok"),
+            b.flush(&mut sink, &mut written, &mut calls).expect("ok"),
             Flushed::Drained
         );
+        // One slice per call (the default `write_vectored`): "hel", "lo", " w"; "orl", "d", "!".
+        assert_eq!(calls, 6);
         assert_eq!(sink.out, b"hello world!");
         assert!(b.is_empty());
     }

@@ -49,6 +49,9 @@ pub enum Mode {
     Echo,
     /// Echo without reporting data (for volume tests).
     EchoQuiet,
+    /// Echo received bytes as this many `SendBytes` (the last takes the remainder), sent in
+    /// one handler, without reporting data; frames as `EchoQuiet`.
+    EchoInPieces(usize),
 }
 
 /// An owner agent that reports to a channel.
@@ -100,6 +103,14 @@ impl Agent for Probe {
                         ch.send(SendBytes(data));
                     }
                 }
+                Mode::EchoInPieces(pieces) => {
+                    if let Some(ch) = p.channels.get(&conn) {
+                        let size = data.len().div_ceil(pieces.max(1)).max(1);
+                        for piece in data.chunks(size) {
+                            ch.send(SendBytes(piece.to_vec()));
+                        }
+                    }
+                }
             },
         )?
         .on(
@@ -111,7 +122,7 @@ impl Agent for Probe {
                     }
                     p.report(Event::Frame(conn, data));
                 }
-                Mode::EchoQuiet => {
+                Mode::EchoQuiet | Mode::EchoInPieces(_) => {
                     if let Some(ch) = p.channels.get(&conn) {
                         ch.send(SendFrame(data));
                     }

@@ -1,0 +1,90 @@
+//! What an owner sends to a channel in one batch of the io loop leaves in one system call
+//! (the channel's ground rules, "Writing"): a reply sent in ten pieces costs one `writev`,
+//! in order, and staged bytes are neither lost at a close nor seen by the watermarks.
+
+mod common;
+
+use agentry_net::{ChannelConfig, CloseReason, ListenerConfig};
+use common::{Mode, Server, client, read_to_close, round_trip};
+use std::io::Write;
+use std::net::Shutdown;
+
+const ROUNDS: u64 = 100;
+const REQUEST: usize = 100;
+
+fn request(round: u64) -> Vec<u8> {
+    (0..REQUEST).map(|i| (i as u64 ^ round) as u8).collect()
+}
+
+/// `ROUNDS` request/reply rounds of `REQUEST` bytes, each reply checked.
+fn exchange(server: &Server) {
+    let mut s = client(server.addr());
+    for round in 0..ROUNDS {
+        let data = request(round);
+        assert_eq!(round_trip(&mut s, &data), data, "round {round}");
+    }
+    s.shutdown(Shutdown::Write).expect("half close");
+    assert!(read_to_close(&mut s).is_empty());
+    let (conn, _) = server.accepted();
+    assert_eq!(server.closed(conn).reason, CloseReason::PeerClosed);
+}
+
+#[test]
+fn the_ten_pieces_of_a_reply_leave_in_one_write() {
+    let server = Server::start(1, ListenerConfig::default(), Mode::EchoInPieces(10));
+    exchange(&server);
+    let stats = server.io.stats();
+    assert_eq!(stats.bytes_out, ROUNDS * REQUEST as u64);
+    // The client sends the next request only after the whole reply: one write per round
+    // (ten without staging).
+    assert_eq!(stats.write_calls, ROUNDS);
+    assert_eq!(stats.write_high, 0);
+    server.stop();
+}
+
+#[test]
+fn staging_stops_at_the_high_watermark_and_raises_no_write_high() {
+    // 64 bytes high: a 100-byte reply in pieces of 10 is written when the seventh piece
+    // reaches the watermark, the last three at the end of the batch. The socket takes it
+    // all, so the unwritten bytes never reach the watermark.
+    let config =
+        ListenerConfig::default().channel(ChannelConfig::default().write_watermarks(32, 64));
+    let server = Server::start(1, config, Mode::EchoInPieces(10));
+    exchange(&server);
+    let stats = server.io.stats();
+    assert_eq!(stats.bytes_out, ROUNDS * REQUEST as u64);
+    assert_eq!(stats.write_calls, 2 * ROUNDS);
+    assert_eq!(stats.write_high, 0, "staged bytes are not unwritten ones");
+    server.stop();
+}
+
+#[test]
+fn staged_replies_reach_a_peer_that_closed_its_half() {
+    // The client writes everything and half-closes at once: the channel reads the end of
+    // stream while replies may still be staged; it drains them before it closes.
+    let server = Server::start(1, ListenerConfig::default(), Mode::EchoInPieces(7));
+    let mut s = client(server.addr());
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    s.write_all(&data).expect("written");
+    s.shutdown(Shutdown::Write).expect("half close");
+    let back = read_to_close(&mut s);
+    assert_eq!(back.len(), data.len());
+    assert_eq!(back, data);
+    let (conn, _) = server.accepted();
+    let closed = server.closed(conn);
+    assert_eq!(closed.reason, CloseReason::PeerClosed);
+    assert_eq!(closed.bytes_in, 200_000);
+    common::wait_until("the channel torn down", || {
+        server.listener.stats().open == 0
+    });
+    let stats = server.io.stats();
+    assert_eq!(stats.bytes_out, 200_000);
+    assert_eq!(stats.bytes_unsent, 0);
+    assert!(
+        stats.write_calls < stats.bytes_out / 64,
+        "{} writes for {} bytes: the pieces were not batched",
+        stats.write_calls,
+        stats.bytes_out
+    );
+    server.stop();
+}
