@@ -70,9 +70,12 @@ impl IoBuilder {
         self
     }
 
-    /// How long an idle loop keeps looking for messages before it blocks in `epoll_wait`
-    /// (default 0: block at once). Spinning saves the eventfd wake-up of a message that
-    /// arrives soon after, at the price of CPU; sockets are not polled while spinning.
+    /// How long an idle loop keeps looking for work — messages, and its sockets with a
+    /// non-blocking `epoll_wait` — before it blocks in `epoll_wait` (default 0: block at
+    /// once). Busy-polling saves the thread's wake-up (tens of µs on a VM whose idle CPUs
+    /// halt) for a message or a request that arrives within the spin, at the price of up to
+    /// a core while traffic keeps coming: a latency setting for a gateway that answers one
+    /// peer at a time (see the `tcp_echo` benchmark's spin case), not a default.
     pub fn spin(&mut self, spin: Duration) -> &mut Self {
         self.spin = spin;
         self

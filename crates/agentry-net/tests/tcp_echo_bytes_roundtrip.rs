@@ -3,10 +3,11 @@
 
 mod common;
 
-use agentry_net::{CloseReason, ListenerConfig};
+use agentry_net::{CloseReason, IoDispatcher, ListenerConfig};
 use common::{Event, Mode, Server, client, read_to_close, round_trip};
 use std::io::Write;
 use std::net::Shutdown;
+use std::time::Duration;
 
 #[test]
 fn every_byte_comes_back_in_order_on_every_connection() {
@@ -74,5 +75,23 @@ fn a_client_that_writes_then_closes_gets_everything_back() {
     let closed = server.closed(conn);
     assert_eq!(closed.reason, CloseReason::PeerClosed);
     assert_eq!(closed.bytes_in, 100_000);
+    server.stop();
+}
+
+#[test]
+fn a_spinning_io_thread_serves_its_sockets_while_it_spins() {
+    // Spinning 30 s after each piece of work: the loop never reaches `epoll_wait`'s block
+    // while the client keeps it busy, so every request was picked up by the spin's own look
+    // at the sockets (a spin that looked only for messages would block after each reply).
+    let mut io = IoDispatcher::builder("spin");
+    io.spin(Duration::from_secs(30));
+    let server = Server::start_on(&io, ListenerConfig::default(), Mode::EchoQuiet);
+    let mut s = client(server.addr());
+    for round in 0..100u32 {
+        let data = round.to_le_bytes().repeat(25);
+        assert_eq!(round_trip(&mut s, &data), data, "round {round}");
+    }
+    assert_eq!(server.io.stats().loop_blocks, 0);
+    drop(s);
     server.stop();
 }

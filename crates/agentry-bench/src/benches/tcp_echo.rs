@@ -6,8 +6,9 @@
 //!
 //! The workload and its checks (every echo's sequence number and length) live in
 //! [`crate::workloads::tcp_echo`]; this module declares the cases and turns its figures into
-//! samples. Cases: the seed's single connection, and 100 connections with one request
-//! outstanding each (one and two io threads).
+//! samples. Cases: the seed's single connection (with the default io loop, which blocks in
+//! `epoll_wait` as soon as it is idle, and with a 50 µs busy-poll, `IoBuilder::spin`), and 100
+//! connections with one request outstanding each (one and two io threads).
 
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use crate::workloads::tcp_echo::{self, EchoSpec, SEED_PLAIN, SEED_SOBJECTIZER, Server};
@@ -20,6 +21,9 @@ pub static BENCH: BenchDef = BenchDef {
     cases,
     charts: &[ChartKind::Bars],
 };
+
+/// The busy-poll of the spinning case (`IoBuilder::spin`): a latency setting, not a default.
+const SPIN: Duration = Duration::from_micros(50);
 
 /// The most one repetition may take before it counts as failed (a lost packet or a hang).
 const RUN_LIMIT: Duration = Duration::from_secs(120);
@@ -37,10 +41,19 @@ fn cases(scale: Scale) -> Vec<Case> {
         server_threads: 2,
         ..hundred.clone()
     };
+    let single_spinning = EchoSpec {
+        spin: SPIN,
+        ..single.clone()
+    };
     let mut cases = Vec::new();
-    for spec in [single, hundred, hundred_two_threads] {
+    for spec in [single, single_spinning, hundred, hundred_two_threads] {
+        let spin = if spec.spin.is_zero() {
+            String::new()
+        } else {
+            format!(", io spin {} us", spec.spin.as_micros())
+        };
         let label = format!(
-            "{} conn x {} req, {} B, {} io thread(s)",
+            "{} conn x {} req, {} B, {} io thread(s){spin}",
             spec.connections, spec.requests, spec.packet, spec.server_threads
         );
         for server in [Server::Plain, Server::Agentry] {

@@ -41,6 +41,9 @@ pub struct EchoSpec {
     pub requests: usize,
     /// Io threads of the agentry server.
     pub server_threads: usize,
+    /// How long the agentry server's idle io threads busy-poll before they block
+    /// ([`IoBuilder::spin`](agentry_net::IoBuilder::spin); 0 by default).
+    pub spin: Duration,
 }
 
 impl EchoSpec {
@@ -51,6 +54,7 @@ impl EchoSpec {
             connections: 1,
             requests: 10_000,
             server_threads: 1,
+            spin: Duration::ZERO,
         }
     }
 
@@ -61,6 +65,7 @@ impl EchoSpec {
             connections: 100,
             requests: 200,
             server_threads: 1,
+            spin: Duration::ZERO,
         }
     }
 }
@@ -109,6 +114,7 @@ pub fn run(server: Server, spec: &EchoSpec, limit: Duration) -> Result<EchoResul
                 .map_err(setup("environment"))?;
             let io = IoDispatcher::builder("echo")
                 .threads(spec.server_threads.max(1))
+                .spin(spec.spin)
                 .build(env.handle())
                 .map_err(setup("io dispatcher"))?;
             let owner = ConnOwner::per_connection(|info, coop| {

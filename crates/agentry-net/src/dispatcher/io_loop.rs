@@ -4,10 +4,12 @@
 //! One iteration:
 //! 1. run queued demands (up to [`ROUNDS`] driver rounds, so sockets are looked at even
 //!    while agents keep sending to each other);
-//! 2. if nothing ran, optionally spin for new messages, then *announce* the block
-//!    (`prepare_to_block`: from here senders on other threads write the eventfd) and block
-//!    in `epoll_wait` until a socket or the eventfd is ready; otherwise poll without
-//!    blocking;
+//! 2. if nothing ran, optionally *spin* (busy-poll) for up to the configured time: run the
+//!    driver for new messages and look at the sockets (`epoll_wait` with a zero timeout)
+//!    every [`SPIN_POLL_EVERY`] rounds, until either shows work; then, still idle,
+//!    *announce* the block (`prepare_to_block`: from here senders on other threads write the
+//!    eventfd) and block in `epoll_wait` until a socket or the eventfd is ready; otherwise
+//!    poll without blocking (unless the spin's own poll brought events);
 //! 3. turn readiness events into `IoReady` messages for the sockets' owners (local sends);
 //! 4. stop once the dispatcher is closed, after running what is left.
 
@@ -26,6 +28,21 @@ use std::time::{Duration, Instant};
 /// Driver rounds (each up to a batch of local and a batch of remote demands) between two
 /// looks at the sockets.
 const ROUNDS: usize = 4;
+
+/// Driver looks between two looks at the sockets while spinning (a look is one
+/// `epoll_wait` system call, a driver look a few loads).
+const SPIN_POLL_EVERY: usize = 32;
+
+/// What a spin found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spin {
+    /// Nothing: block.
+    Idle,
+    /// Messages to run: poll the sockets without blocking.
+    Messages,
+    /// Socket events, already in the loop's `Events`.
+    Sockets,
+}
 
 /// What an io thread hands back to the builder.
 pub(crate) struct Started {
@@ -120,22 +137,26 @@ fn serve(
             while driver.run() > 0 {}
             return;
         }
-        if idle && !spin.is_zero() {
-            idle = spin_until_work(driver, spin);
-        }
-        let block = idle && driver.prepare_to_block();
-        let result = poll.poll(&mut events, if block { None } else { Some(Duration::ZERO) });
-        if block {
-            driver.woke_up();
-            Counters::add(&counters.loop_blocks, 1);
-        }
-        match result {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                // epoll_wait only fails on a broken poll (EBADF, EINVAL): nothing to retry.
-                tracing::error!(error = %e, "io loop: poll failed; the io thread stops");
-                return;
+        let found = match (idle, spin.is_zero()) {
+            (false, _) => Spin::Messages,
+            (true, true) => Spin::Idle,
+            (true, false) => spin_until_work(driver, poll, &mut events, spin),
+        };
+        if found != Spin::Sockets {
+            let block = found == Spin::Idle && driver.prepare_to_block();
+            let result = poll.poll(&mut events, if block { None } else { Some(Duration::ZERO) });
+            if block {
+                driver.woke_up();
+                Counters::add(&counters.loop_blocks, 1);
+            }
+            match result {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // epoll_wait only fails on a broken poll (EBADF, EINVAL): nothing to retry.
+                    tracing::error!(error = %e, "io loop: poll failed; the io thread stops");
+                    return;
+                }
             }
         }
         if events.iter().any(|e| e.token() == WAKER_TOKEN) {
@@ -148,18 +169,27 @@ fn serve(
     }
 }
 
-/// Runs the driver until work shows up or `spin` is over; true if still idle.
-fn spin_until_work(driver: &mut Driver, spin: Duration) -> bool {
+/// Runs the driver and looks at the sockets until either shows work or `spin` is over.
+fn spin_until_work(
+    driver: &mut Driver,
+    poll: &mut Poll,
+    events: &mut Events,
+    spin: Duration,
+) -> Spin {
     let start = Instant::now();
     loop {
-        for _ in 0..32 {
-            if driver.run() > 0 {
-                return false;
+        for _ in 0..SPIN_POLL_EVERY {
+            if driver.run() > 0 || driver.is_closed() {
+                return Spin::Messages;
             }
             std::hint::spin_loop();
         }
+        // A failed look is left to the blocking poll that follows, which reports it.
+        if poll.poll(events, Some(Duration::ZERO)).is_ok() && !events.is_empty() {
+            return Spin::Sockets;
+        }
         if start.elapsed() >= spin {
-            return true;
+            return Spin::Idle;
         }
     }
 }

@@ -7,8 +7,8 @@
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
 use agentry_net::{
     Accepted, ChannelConfig, CloseReason, Closed, ConnId, ConnOwner, ConnectFailed, Connected,
-    Frame, IoDispatcher, Listener, ListenerConfig, Received, SendBytes, SendFrame, WriteHigh,
-    WriteLow,
+    Frame, IoBuilder, IoDispatcher, Listener, ListenerConfig, Received, SendBytes, SendFrame,
+    WriteHigh, WriteLow,
 };
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -155,11 +155,13 @@ pub struct Server {
 
 impl Server {
     pub fn start(threads: usize, config: ListenerConfig, mode: Mode) -> Server {
+        Server::start_on(IoDispatcher::builder("test").threads(threads), config, mode)
+    }
+
+    /// [`start`](Self::start) on an io dispatcher built from `io`.
+    pub fn start_on(io: &IoBuilder, config: ListenerConfig, mode: Mode) -> Server {
         let env = Env::builder().autoshutdown(false).build().expect("env");
-        let io = IoDispatcher::builder("test")
-            .threads(threads)
-            .build(env.handle())
-            .expect("io dispatcher");
+        let io = io.build(env.handle()).expect("io dispatcher");
         let (tx, events) = mpsc::channel();
         let mut coop = env.handle().new_coop();
         let probe = coop.add_with(Probe::new(tx, mode), &io.binder());
