@@ -11,6 +11,7 @@ use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
 use agentry_remote::{Gateway, RemoteMessage, RemoteRequest};
 use std::io::{BufRead, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
 
 /// The subject of the raw `async-nats` echo.
 pub(crate) const RAW_SUBJECT: &str = "raw.rr";
@@ -140,18 +141,31 @@ fn raw_nats_echo(url: &str) -> Result<tokio::runtime::Runtime, BenchError> {
     let mut sub = rt
         .block_on(client.subscribe(RAW_SUBJECT))
         .map_err(|e| BenchError::Harness(format!("raw nats subscribe: {e}")))?;
-    // Flushed, so the subscription is in place before READY.
-    rt.block_on(client.flush())
-        .map_err(|e| BenchError::Harness(format!("raw nats flush: {e}")))?;
+    let echo = client.clone();
     rt.spawn(async move {
         use futures_util::StreamExt;
         while let Some(m) = sub.next().await {
             if let Some(reply) = m.reply {
                 // A lost reply shows up as the client's failed request.
-                let _ = client.publish(reply, m.payload).await;
+                let _ = echo.publish(reply, m.payload).await;
             }
         }
     });
+    // `flush` only empties the client's buffer; a request answered by the echo itself proves
+    // the server has the subscription before READY (else the benchmark's first requests could
+    // meet no responder).
+    rt.block_on(async {
+        for _ in 0..50 {
+            let probe = client.request(RAW_SUBJECT, bytes::Bytes::from_static(b"ready"));
+            if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(100), probe).await {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Err(BenchError::Harness(
+            "the raw echo's subscription never answered".into(),
+        ))
+    })?;
     Ok(rt)
 }
 
