@@ -5,7 +5,6 @@ mod common;
 
 use agentry_net::{CloseReason, IoDispatcher, ListenerConfig};
 use common::{Event, Mode, Server, client, read_to_close, round_trip};
-use std::io::Write;
 use std::net::Shutdown;
 use std::time::Duration;
 
@@ -61,20 +60,10 @@ fn every_byte_comes_back_in_order_on_every_connection() {
 
 #[test]
 fn a_client_that_writes_then_closes_gets_everything_back() {
-    let server = Server::start(1, ListenerConfig::default(), Mode::Echo);
-    let mut s = client(server.addr());
-    let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-    s.write_all(&data).expect("written");
-    s.shutdown(Shutdown::Write).expect("half close");
     // The server closes when it reads the end of stream; everything before it was echoed
     // (written before the close).
-    let back = read_to_close(&mut s);
-    assert_eq!(back.len(), data.len());
-    assert_eq!(back, data);
-    let (conn, _) = server.accepted();
-    let closed = server.closed(conn);
-    assert_eq!(closed.reason, CloseReason::PeerClosed);
-    assert_eq!(closed.bytes_in, 100_000);
+    let server = Server::start(1, ListenerConfig::default(), Mode::Echo);
+    common::write_all_then_half_close(&server, 100_000);
     server.stop();
 }
 

@@ -6,7 +6,6 @@ mod common;
 
 use agentry_net::{ChannelConfig, CloseReason, ListenerConfig};
 use common::{Mode, Server, client, read_to_close, round_trip};
-use std::io::Write;
 use std::net::Shutdown;
 
 const ROUNDS: u64 = 100;
@@ -63,17 +62,7 @@ fn staged_replies_reach_a_peer_that_closed_its_half() {
     // The client writes everything and half-closes at once: the channel reads the end of
     // stream while replies may still be staged; it drains them before it closes.
     let server = Server::start(1, ListenerConfig::default(), Mode::EchoInPieces(7));
-    let mut s = client(server.addr());
-    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-    s.write_all(&data).expect("written");
-    s.shutdown(Shutdown::Write).expect("half close");
-    let back = read_to_close(&mut s);
-    assert_eq!(back.len(), data.len());
-    assert_eq!(back, data);
-    let (conn, _) = server.accepted();
-    let closed = server.closed(conn);
-    assert_eq!(closed.reason, CloseReason::PeerClosed);
-    assert_eq!(closed.bytes_in, 200_000);
+    common::write_all_then_half_close(&server, 200_000);
     common::wait_until("the channel torn down", || {
         server.listener.stats().open == 0
     });

@@ -309,6 +309,23 @@ pub fn read_to_close(s: &mut TcpStream) -> Vec<u8> {
     }
 }
 
+/// A client writes `bytes` bytes (a repeating pattern) and half-closes at once; checks that
+/// exactly those bytes come back before the server's end of stream and that the server
+/// reports the peer's close with every byte read.
+pub fn write_all_then_half_close(server: &Server, bytes: u32) {
+    let mut s = client(server.addr());
+    let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
+    s.write_all(&data).expect("written");
+    s.shutdown(std::net::Shutdown::Write).expect("half close");
+    let back = read_to_close(&mut s);
+    assert_eq!(back.len(), data.len());
+    assert_eq!(back, data);
+    let (conn, _) = server.accepted();
+    let closed = server.closed(conn);
+    assert_eq!(closed.reason, CloseReason::PeerClosed);
+    assert_eq!(closed.bytes_in, u64::from(bytes));
+}
+
 /// Writes `data` and reads back exactly as many bytes.
 pub fn round_trip(s: &mut TcpStream, data: &[u8]) -> Vec<u8> {
     s.write_all(data).expect("written");
