@@ -6,7 +6,7 @@
 
 use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
-use crate::demand::{Demand, Revocable};
+use crate::demand::{Demand, Revocable, Traced};
 use crate::disp::EventQueue;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::limit::{Acquire, LimitTable};
@@ -19,6 +19,7 @@ use crate::slab::{AgentSlab, IncarnationRef};
 use crate::stats::{AgentCounters, EnvCounters};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
+use crate::trace::context::Propagation;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -77,18 +78,30 @@ pub(crate) trait AgentHost: Send + Sync {
 }
 
 /// What an agent declared per message type for its senders: insend handlers and event
-/// priorities. Most agents declare neither, so the binding holds it boxed and optional and
-/// the send path pays one pointer test for both.
+/// priorities; and the environment's trace-context hook, if it has one (every send then asks
+/// it for the sender's context, `trace/context.rs`). Most agents declare neither and most
+/// environments have no hook, so the binding holds it boxed and optional and the send path
+/// pays one pointer test for all three.
 pub(crate) struct TypeRules {
     pub(crate) insend: InsendTable,
     pub(crate) priorities: EventPriorities,
+    pub(crate) propagation: Option<Propagation>,
 }
 
 impl TypeRules {
     /// The rules, or `None` if there are none.
-    pub(crate) fn new(insend: InsendTable, priorities: EventPriorities) -> Option<Box<Self>> {
-        (!insend.is_empty() || !priorities.is_empty())
-            .then(|| Box::new(TypeRules { insend, priorities }))
+    pub(crate) fn new(
+        insend: InsendTable,
+        priorities: EventPriorities,
+        propagation: Option<&Propagation>,
+    ) -> Option<Box<Self>> {
+        (!insend.is_empty() || !priorities.is_empty() || propagation.is_some()).then(|| {
+            Box::new(TypeRules {
+                insend,
+                priorities,
+                propagation: propagation.cloned(),
+            })
+        })
     }
 }
 
@@ -212,6 +225,7 @@ impl AgentShared {
             return Err(Refused::Gone(message));
         };
         let mut priority = 0;
+        let mut context = None;
         if let Some(rules) = &b.type_rules {
             if let Some(handler) = rules.insend.find::<P>() {
                 // A timer's delivery lasts until the handler returns (`timer.rs`).
@@ -223,6 +237,7 @@ impl AgentShared {
                 return Ok(());
             }
             priority = rules.priorities.of::<P>(source);
+            context = rules.propagation.as_ref().and_then(Propagation::current);
         }
         let limit = if b.limits.is_empty() {
             LimitSlot::NONE
@@ -234,14 +249,25 @@ impl AgentShared {
             }
         };
         let target = b.target.load();
-        let demand = match timer {
-            None => Demand::message(target, source, wrap(message), limit, priority),
-            Some(token) => Demand::revocable(
+        let demand = match (timer, context) {
+            (None, None) => Demand::message(target, source, wrap(message), limit, priority),
+            (None, Some(context)) => Demand::traced(
+                target,
+                source,
+                Traced {
+                    context,
+                    inner: wrap(message),
+                },
+                limit,
+                priority,
+            ),
+            (Some(token), context) => Demand::revocable(
                 target,
                 source,
                 Revocable {
                     token: Arc::clone(token),
                     inner: wrap(message),
+                    context,
                 },
                 limit,
                 priority,
