@@ -124,9 +124,10 @@ fn over_the_direct_link_the_handler_span_is_a_child_of_the_senders() {
     exchange(&hook_b, &gw_a, b.handle(), &gw_b);
 }
 
-/// The payload of the one message `send` publishes on `wire.v1.m.in`, as a raw NATS
-/// subscriber receives it.
-fn published_envelope(url: &str, send: impl FnOnce()) -> Vec<u8> {
+/// The payload of the first message `send` publishes on `subject`, as a raw NATS subscriber
+/// receives it. (A raw subscriber confirms no receipt: the gateway resends until it gives
+/// up, so each case has a subject of its own.)
+fn published_envelope(url: &str, subject: &str, send: impl FnOnce()) -> Vec<u8> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -134,7 +135,7 @@ fn published_envelope(url: &str, send: impl FnOnce()) -> Vec<u8> {
     rt.block_on(async {
         let client = async_nats::connect(url).await.expect("raw client");
         let mut sub = client
-            .subscribe("wire.v1.m.in")
+            .subscribe(subject.to_owned())
             .await
             .expect("raw subscription");
         client.flush().await.expect("flush");
@@ -154,9 +155,9 @@ fn the_wire_has_the_trace_bit_only_with_a_hook() {
     };
     let server = NatsServer::start(&bin);
     let plain = env();
-    let gw = nats_gateway(plain.handle(), &server.url, "wire");
+    let gw = nats_gateway(plain.handle(), &server.url, "plain");
     let input = gw.mbox("in").expect("name");
-    let bytes = published_envelope(&server.url, || {
+    let bytes = published_envelope(&server.url, input.subject(), || {
         with_trace_context(Some(span(5)), || input.send(Ping(7))).expect("buffered")
     });
     assert_eq!(bytes[0], agentry_remote::envelope::WIRE_VERSION);
@@ -164,9 +165,9 @@ fn the_wire_has_the_trace_bit_only_with_a_hook() {
 
     let hook = Recording::default();
     let traced = traced_env(&hook);
-    let gw = nats_gateway(traced.handle(), &server.url, "wire");
+    let gw = nats_gateway(traced.handle(), &server.url, "traced");
     let input = gw.mbox("in").expect("name");
-    let bytes = published_envelope(&server.url, || {
+    let bytes = published_envelope(&server.url, input.subject(), || {
         with_trace_context(Some(span(5)), || input.send(Ping(7))).expect("buffered")
     });
     assert_eq!(bytes[1] & 16, 16, "a hook and a span: the trace bit");
