@@ -25,7 +25,9 @@
 //!   - a remote gateway delivering a message from another process: the context the envelope
 //!     carried (`agentry-remote`, through [`with_trace_context`]).
 //!
-//!   Message chains (`Mchain`) carry none: a chain's receiver is no handler.
+//!   Message chains (`Mchain`) carry none: a chain's receiver is no handler. A message an
+//!   agent holds and replays later (a failed supervised agent's, or one that arrived while its
+//!   coop was starting, `agent/held.rs`) is replayed without its context.
 //! - A context is copied, never shared: 25 bytes; a bad `traceparent` from outside is a typed
 //!   [`TraceContextError`], never a panic.
 
