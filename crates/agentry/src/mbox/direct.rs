@@ -20,7 +20,7 @@ use crate::stats::{AgentCounters, EnvCounters};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::context::Propagation;
-use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
+use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord, TraceSink};
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -120,6 +120,15 @@ impl Drop for AgentShared {
             }
         }
     }
+}
+
+/// Where and how a message is queued: what `deliver` decided before the limit and the queue.
+struct Queued<'t> {
+    source: MboxId,
+    priority: u8,
+    timer: Option<&'t Arc<TimerToken>>,
+    /// The sender's trace context (`trace/context.rs`; only with a hook).
+    context: Option<TraceContext>,
 }
 
 /// A message the agent did not take, given back to the sender.
@@ -224,8 +233,12 @@ impl AgentShared {
         let Some(b) = self.live() else {
             return Err(Refused::Gone(message));
         };
-        let mut priority = 0;
-        let mut context = None;
+        let mut queued = Queued {
+            source,
+            priority: 0,
+            timer,
+            context: None,
+        };
         if let Some(rules) = &b.type_rules {
             if let Some(handler) = rules.insend.find::<P>() {
                 // A timer's delivery lasts until the handler returns (`timer.rs`).
@@ -236,9 +249,45 @@ impl AgentShared {
                 self.run_insend(b, handler, message);
                 return Ok(());
             }
-            priority = rules.priorities.of::<P>(source);
-            context = rules.propagation.as_ref().and_then(Propagation::current);
+            queued.priority = rules.priorities.of::<P>(source);
+            if let Some(context) = rules.propagation.as_ref().and_then(Propagation::current) {
+                queued.context = Some(context);
+                return self.enqueue_traced(b, message, wrap, queued);
+            }
         }
+        self.enqueue(b, message, wrap, queued)
+    }
+
+    /// [`enqueue`](Self::enqueue) for a message that carries a trace context: out of line, so
+    /// that the send path without one is the code it was before contexts existed (there
+    /// `queued.context` is the constant `None` and its branches fold away).
+    #[cold]
+    #[inline(never)]
+    fn enqueue_traced<P: Send + 'static>(
+        self: &Arc<Self>,
+        b: &Binding,
+        message: P,
+        wrap: impl FnOnce(P) -> Payload,
+        queued: Queued<'_>,
+    ) -> Result<(), Refused<P>> {
+        self.enqueue(b, message, wrap, queued)
+    }
+
+    /// The message through its limit (if any) into the agent's event queue.
+    #[inline(always)]
+    fn enqueue<P: Send + 'static>(
+        self: &Arc<Self>,
+        b: &Binding,
+        message: P,
+        wrap: impl FnOnce(P) -> Payload,
+        queued: Queued<'_>,
+    ) -> Result<(), Refused<P>> {
+        let Queued {
+            source,
+            priority,
+            timer,
+            context,
+        } = queued;
         let limit = if b.limits.is_empty() {
             LimitSlot::NONE
         } else {
