@@ -107,18 +107,8 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             observer.after(taken_outcome(taken), Some(&*body));
         }
         Kind::TRACED => {
-            let payload = demand
-                .payload
-                .expect("invariant: message demands carry a payload");
-            let Ok(Traced { context, inner }) = payload.take::<Traced>() else {
-                unreachable!("invariant: traced demands carry a Traced")
-            };
-            observer.before(target, Some(&inner));
-            let span = handler_span(counters, &context, target, &inner, false);
-            let taken = span.in_scope(|| body.on_message(demand.source, inner, demand.limit));
-            // SAFETY: as for `MESSAGE`.
-            unsafe { slab.count(target, taken) };
-            observer.after(taken_outcome(taken), Some(&*body));
+            // SAFETY: forwarded contract.
+            unsafe { execute_traced(demand, body, target, slab, counters, observer) }
         }
         Kind::REVOCABLE => {
             let payload = demand
@@ -190,6 +180,37 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             observer.after(DemandOutcome::Finished, None);
         }
     }
+}
+
+/// A `TRACED` demand: its message's handler inside the hook's span. Out of line, so that
+/// `execute` stays what it was for every other demand.
+///
+/// # Safety
+///
+/// As [`execute`]; `body` is the agent's body in `target`'s slot.
+#[cold]
+#[inline(never)]
+unsafe fn execute_traced<O: Observer>(
+    demand: Demand,
+    body: &mut dyn AgentBody,
+    target: AgentRef,
+    slab: &AgentSlab,
+    counters: &EnvCounters,
+    observer: &mut O,
+) {
+    let payload = demand
+        .payload
+        .expect("invariant: message demands carry a payload");
+    let Ok(Traced { context, inner }) = payload.take::<Traced>() else {
+        unreachable!("invariant: traced demands carry a Traced")
+    };
+    observer.before(target, Some(&inner));
+    let span = handler_span(counters, &context, target, &inner, false);
+    let taken = span.in_scope(|| body.on_message(demand.source, inner, demand.limit));
+    // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot finish
+    // their own agent synchronously).
+    unsafe { slab.count(target, taken) };
+    observer.after(taken_outcome(taken), Some(&*body));
 }
 
 /// The span the environment's trace-context hook makes for the handler of a message that
