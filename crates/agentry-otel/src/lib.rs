@@ -26,7 +26,7 @@
 //! # Ground rules
 //!
 //! - The context is the one of `tracing::Span::current()` as `tracing-opentelemetry` sees it
-//!   ([`OpenTelemetrySpanExt::context`]); a thread with no current span, or whose span the
+//!   ([`OpenTelemetrySpanExt::context`](tracing_opentelemetry::OpenTelemetrySpanExt::context)); a thread with no current span, or whose span the
 //!   layer does not record, sends nothing (the receiving handler then runs in no span of
 //!   ours).
 //! - The handler's span is made at level INFO: a subscriber filtering it out gets no span,
