@@ -161,3 +161,13 @@ fn main() -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// `cargo test` runs the example: the round trip over the link completes and every span is
+    /// exported (to stdout, captured by the test harness).
+    #[test]
+    fn the_round_trip_is_answered_and_exported() {
+        assert_eq!(super::main(), Ok(()));
+    }
+}
