@@ -53,6 +53,13 @@
 //!   for the remainder. A read costs them at most one clock read. While the channel holds
 //!   reading itself (owner's pause, write high, credit), the frame and rate limits are not
 //!   charged to the peer.
+//! - Trace context: with a trace-context hook on the environment
+//!   ([`EnvBuilder::trace_context`](agentry::EnvBuilder::trace_context)), each read batch runs
+//!   in a span of its own (`read`, target `agentry_net::read`, the root of a new trace), so
+//!   the `Received` / `Frame` messages it delivers — and whatever the owner's handlers send
+//!   on, replies to this channel included — join that trace; messages the channel sends from
+//!   its other handlers carry the context those handlers run in. The bytes on the socket
+//!   stay the user's: no context is read from or written to them.
 
 mod limits;
 mod queued;
@@ -179,6 +186,9 @@ pub(crate) struct Channel {
     phase_timer: Option<TimerHandle>,
     bytes_in: u64,
     bytes_out: u64,
+    /// The environment has a trace-context hook: each read batch runs in a root span (see
+    /// the ground rules).
+    trace_reads: bool,
 }
 
 impl Channel {
@@ -218,6 +228,7 @@ impl Channel {
             phase_timer: None,
             bytes_in: 0,
             bytes_out: 0,
+            trace_reads: false,
         }
     }
 
@@ -302,6 +313,7 @@ impl Agent for Channel {
             return Ok(());
         };
         self.counters = counters;
+        self.trace_reads = ctx.env().trace_context_hook().is_some();
         match self.origin {
             Origin::Accepted { peer, local, .. } => self.open_accepted(ctx, peer, local),
             Origin::Connect { addr, timeout } => self.start_connect(ctx, addr, timeout),
@@ -707,6 +719,10 @@ impl Channel {
     }
 
     fn read(&mut self, ctx: &mut Ctx<Self>) {
+        let _span = self.trace_reads.then(|| {
+            tracing::info_span!(target: "agentry_net::read", parent: None, "read", conn = %self.conn)
+                .entered()
+        });
         let mut reads = 0;
         while self.phase == Phase::Open {
             if !self.may_read() {

@@ -39,6 +39,7 @@ use crate::registry::Registry;
 use crate::stats::{Counters, RemoteStats, inc};
 use crate::subject::Scheme;
 use agentry::MultiMbox;
+use agentry::trace::{ContextPropagation, TraceContext, with_trace_context};
 use bytes::Bytes;
 use outbound::{OutKind, OutMsg, Overflow, Queue, Refused};
 use pending::{Pending, ReplyData, Waiter};
@@ -75,6 +76,8 @@ pub(crate) struct CoreConfig {
     pub(crate) events: Option<MultiMbox>,
     /// Delivery receipts for plain messages (`None`: at most once).
     pub(crate) receipts: Option<ReceiptConfig>,
+    /// The environment's trace-context hook, if it has one.
+    pub(crate) propagation: Option<Arc<dyn ContextPropagation>>,
 }
 
 type Tables = HashMap<String, Vec<Arc<RouteTable>>>;
@@ -106,6 +109,9 @@ pub(crate) struct Core {
     transport: OnceLock<Box<dyn Transport>>,
     sweeper: Mutex<Option<JoinHandle<()>>>,
     log_budget: AtomicU64,
+    /// The environment's trace-context hook: what an outgoing envelope's trace context is
+    /// taken from, and whether an inbound one is handed on (`None`: neither).
+    propagation: Option<Arc<dyn ContextPropagation>>,
 }
 
 /// Logs the first few and then every 2^n-th occurrence (peers can flood us).
@@ -144,6 +150,7 @@ impl Core {
             transport: OnceLock::new(),
             sweeper: Mutex::new(None),
             log_budget: AtomicU64::new(0),
+            propagation: config.propagation,
         });
         let sweeper = Arc::clone(&core);
         let join = std::thread::Builder::new()
@@ -157,6 +164,28 @@ impl Core {
             .map_err(crate::StartError::Runtime)?;
         *core.sweeper.lock().unwrap_or_else(PoisonError::into_inner) = Some(join);
         Ok(core)
+    }
+
+    /// The trace context an envelope sent from this thread now carries (none without a
+    /// hook, or outside any span).
+    pub(crate) fn trace_context(&self) -> Option<TraceContext> {
+        self.propagation
+            .as_deref()
+            .and_then(agentry::trace::current_context)
+    }
+
+    /// Runs `deliver` (the local sends of one inbound message) so that they carry the
+    /// context `trace` its envelope brought (or none), not whatever span this transport
+    /// thread may be in; without a hook, just runs it.
+    pub(crate) fn in_sender_context<R>(
+        &self,
+        trace: Option<TraceContext>,
+        deliver: impl FnOnce() -> R,
+    ) -> R {
+        match self.propagation {
+            Some(_) => with_trace_context(trace, deliver),
+            None => deliver(),
+        }
     }
 
     pub(crate) fn set_transport(&self, transport: Box<dyn Transport>) {
@@ -717,11 +746,14 @@ impl Core {
             reply,
             corr: envelope.corr,
         };
-        for (_, route) in routes.iter() {
-            if let Err(e) = route(self, &inbound) {
-                fail(self, e);
+        let deliver = || {
+            for (_, route) in routes.iter() {
+                if let Err(e) = route(self, &inbound) {
+                    fail(self, e);
+                }
             }
-        }
+        };
+        self.in_sender_context(envelope.trace, deliver);
     }
 
     /// Completes a pending request with a reply (or "no responders").

@@ -386,13 +386,14 @@ impl DurableMbox {
             return Err(SendError::InvalidId(message));
         }
         let core = &self.durables.core;
-        let encoded = match core.registry.encode(&message, self.compression, None) {
+        let mut encoded = match core.registry.encode(&message, self.compression, None) {
             Ok(e) => e,
             Err(EncodeFailure::NotRegistered) => return Err(SendError::NotRegistered(message)),
             Err(EncodeFailure::Encode(reason)) => {
                 return Err(SendError::Encode { message, reason });
             }
         };
+        encoded.envelope.trace = core.trace_context();
         let max = core.max_payload();
         if encoded.payload.len() > max {
             return Err(SendError::Oversized {

@@ -10,6 +10,7 @@
 //!             [corr:u64]                                      flags bit 1: correlation id
 //!             [failure:u8]                                    flags bit 2: a failed reply
 //!             [from_len:u8 from seq:u64 low:u64]              flags bit 3: delivery receipt
+//!             [trace_id:16 span_id:8 trace_flags:u8]          flags bit 4: trace context
 //! NATS message payload = version:u8 (= 2) envelope body       (no NATS headers needed)
 //! link Message frame   = … subject [reply] envelope body      (see `link/frame.rs`)
 //! ```
@@ -24,6 +25,15 @@
 //! reply to its request; the receipt (plain messages over NATS with receipts on) asks the
 //! receiving gateway to confirm message `seq` of the sending gateway `from`, and says every
 //! message of that sender below `low` is confirmed already (see `core/receipts.rs`).
+//!
+//! The trace context (bit 4) is the W3C `traceparent` of the span that sent the message, in
+//! binary: the 16-byte trace id, the 8-byte parent span id and the trace flags byte (bit 0
+//! sampled) — the fields of `00-<trace_id>-<span_id>-<flags>`; neither id may be all zeros.
+//! A gateway writes it only when its environment has a trace-context hook
+//! (`EnvBuilder::trace_context`) and the send happens inside a span; the receiving gateway
+//! hands it on to the local delivery, so the receiving handler's span is a child of the
+//! sender's. A foreign client may leave the bit clear (nothing changes), or set it to join
+//! its own trace.
 //!
 //! A receiver confirms the receipts of a sender `from` by publishing, to
 //! `<namespace>.v1.r.<from>.a`, a payload of ranges `(first:u64 count:u32)*` and nothing else
@@ -45,6 +55,7 @@ use crate::compression::Codec;
 use crate::error::{DecodeError, RemoteFailure};
 use crate::subject::validate_name;
 use crate::wire::Reader;
+use agentry::trace::{TRACE_CONTEXT_LEN, TraceContext};
 use bytes::Bytes;
 use std::sync::Arc;
 
@@ -56,6 +67,7 @@ const F_TAG: u8 = 1;
 const F_CORR: u8 = 2;
 const F_FAILURE: u8 = 4;
 const F_RECEIPT: u8 = 8;
+const F_TRACE: u8 = 16;
 
 /// A message type's wire identity: its registered name and version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -79,6 +91,8 @@ pub struct Envelope {
     pub failure: Option<RemoteFailure>,
     /// The sender asks for a delivery receipt (plain messages with receipts on).
     pub receipt: Option<Receipt>,
+    /// The trace context of the span that sent the message (with a trace-context hook only).
+    pub trace: Option<TraceContext>,
 }
 
 /// A plain message's request for a delivery receipt: who sent it and its place in the
@@ -103,6 +117,7 @@ impl Envelope {
             corr,
             failure: None,
             receipt: None,
+            trace: None,
         }
     }
 
@@ -114,6 +129,7 @@ impl Envelope {
             corr: None,
             failure: None,
             receipt: None,
+            trace: None,
         }
     }
 
@@ -126,6 +142,7 @@ impl Envelope {
             corr,
             failure: Some(failure),
             receipt: None,
+            trace: None,
         }
     }
 
@@ -137,6 +154,7 @@ impl Envelope {
             (self.corr.is_some(), F_CORR),
             (self.failure.is_some(), F_FAILURE),
             (self.receipt.is_some(), F_RECEIPT),
+            (self.trace.is_some(), F_TRACE),
         ] {
             if present {
                 flags |= bit;
@@ -165,6 +183,9 @@ impl Envelope {
             put_name(buf, &r.from);
             buf.extend_from_slice(&r.seq.to_be_bytes());
             buf.extend_from_slice(&r.low.to_be_bytes());
+        }
+        if let Some(trace) = &self.trace {
+            buf.extend_from_slice(&trace.to_bytes());
         }
     }
 
@@ -206,7 +227,7 @@ impl Envelope {
     /// Reads an envelope (the link's frames read it in place).
     pub(crate) fn read(r: &mut Reader<'_>) -> Result<Envelope, DecodeError> {
         let flags = r.u8("envelope flags")?;
-        if flags & !(F_TAG | F_CORR | F_FAILURE | F_RECEIPT) != 0 {
+        if flags & !(F_TAG | F_CORR | F_FAILURE | F_RECEIPT | F_TRACE) != 0 {
             return Err(DecodeError::malformed(
                 "envelope",
                 format!("flags {flags:#x}"),
@@ -244,6 +265,11 @@ impl Envelope {
         } else {
             None
         };
+        let trace = if flags & F_TRACE != 0 {
+            Some(read_trace(r)?)
+        } else {
+            None
+        };
         let mut envelope = match (failure, tag_and_codec) {
             (Some(f), None) => Envelope::failure(corr, f),
             (None, Some((tag, codec))) => Envelope::message(tag, codec, corr),
@@ -253,6 +279,7 @@ impl Envelope {
             (None, None) => return Err(DecodeError::MissingField("type")),
         };
         envelope.receipt = receipt;
+        envelope.trace = trace;
         Ok(envelope)
     }
 }
@@ -298,6 +325,13 @@ fn known_name(name: &str) -> Result<Arc<str>, DecodeError> {
         recent.insert(0, Arc::clone(&name));
         Ok(name)
     })
+}
+
+/// Reads a trace context (both ids non-zero).
+fn read_trace(r: &mut Reader<'_>) -> Result<TraceContext, DecodeError> {
+    let mut bytes = [0; TRACE_CONTEXT_LEN];
+    bytes.copy_from_slice(r.take(TRACE_CONTEXT_LEN, "trace context")?);
+    TraceContext::from_bytes(&bytes).map_err(|e| DecodeError::malformed("trace context", e))
 }
 
 /// Reads `from seq low` (`low <= seq + 1`: a sender never confirms ahead of what it sent).

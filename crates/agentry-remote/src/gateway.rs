@@ -691,7 +691,7 @@ impl GatewayBuilder {
         self
     }
 
-    fn core(&self, receipts: bool) -> Result<Arc<Core>, StartError> {
+    fn core(&self, env: &EnvHandle, receipts: bool) -> Result<Arc<Core>, StartError> {
         Core::new(
             CoreConfig {
                 namespace: self.namespace.clone(),
@@ -704,6 +704,7 @@ impl GatewayBuilder {
                     resend_after: self.resend_interval,
                     limit: self.capacity.max(1),
                 }),
+                propagation: env.trace_context_hook(),
             },
             self.registry.clone(),
         )
@@ -717,7 +718,7 @@ impl GatewayBuilder {
         receipts: bool,
         transport: impl FnOnce(Arc<Core>) -> Result<Transport, StartError>,
     ) -> Result<Gateway, StartError> {
-        let core = self.core(receipts)?;
+        let core = self.core(env, receipts)?;
         match transport(Arc::clone(&core)) {
             Ok(transport) => self.finish(env, core, transport),
             Err(e) => {

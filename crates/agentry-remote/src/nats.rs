@@ -69,7 +69,7 @@ impl Default for NatsOptions {
 /// Envelopes the writer takes per batch.
 const BATCH: usize = 256;
 /// Room left for the version byte and the envelope below the server's `max_payload` (an
-/// envelope is at most ~300 bytes).
+/// envelope is at most ~330 bytes).
 const ENVELOPE_ALLOWANCE: usize = 1024;
 
 pub(crate) struct NatsShared {

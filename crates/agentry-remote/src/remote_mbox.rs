@@ -68,7 +68,7 @@ impl RemoteMbox {
         msg: T,
         corr: Option<u64>,
     ) -> Result<(T, Encoded), SendError<T>> {
-        let encoded = match self.core.registry.encode(&msg, self.compression, corr) {
+        let mut encoded = match self.core.registry.encode(&msg, self.compression, corr) {
             Ok(e) => e,
             Err(EncodeFailure::NotRegistered) => return Err(SendError::NotRegistered(msg)),
             Err(EncodeFailure::Encode(reason)) => {
@@ -78,6 +78,7 @@ impl RemoteMbox {
                 });
             }
         };
+        encoded.envelope.trace = self.core.trace_context();
         let max = self.core.max_payload();
         if encoded.payload.len() > max {
             return Err(SendError::Oversized {

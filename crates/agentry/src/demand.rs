@@ -12,7 +12,7 @@ use crate::message::payload::Payload;
 use crate::slab::{AgentRef, AgentSlab, SlotPtr};
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
-use crate::trace::{DropReason, Outcome, TraceRecord};
+use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -41,6 +41,16 @@ impl Kind {
     /// A control demand: a supervisor's command, or the coop's start verdict (`payload` is a
     /// [`Control`](crate::agent::restart::Control), see `agent/restart.rs`).
     pub(crate) const CONTROL: Kind = Kind(5);
+    /// Like `MESSAGE`, but `payload` is a [`Traced`]: the message and the trace context of the
+    /// span that sent it (only with a `ContextPropagation` hook, `trace/context.rs`).
+    pub(crate) const TRACED: Kind = Kind(6);
+}
+
+/// A message and the trace context it carries (kind `TRACED`).
+#[derive(Debug)]
+pub(crate) struct Traced {
+    pub(crate) context: TraceContext,
+    pub(crate) inner: Payload,
 }
 
 /// A timer's message and the timer's token, checked when the dispatcher takes the demand.
@@ -48,6 +58,8 @@ impl Kind {
 pub(crate) struct Revocable {
     pub(crate) token: Arc<TimerToken>,
     pub(crate) inner: Payload,
+    /// The trace context current when the timer was scheduled (`trace/context.rs`).
+    pub(crate) context: Option<TraceContext>,
 }
 
 /// One queued unit of work for one agent.
@@ -85,6 +97,26 @@ impl Demand {
             priority,
             source,
             payload: Some(payload),
+        }
+    }
+
+    /// A message that carries a trace context (kind `TRACED`).
+    pub(crate) fn traced(
+        target: AgentRef,
+        source: MboxId,
+        traced: Traced,
+        limit: LimitSlot,
+        priority: u8,
+    ) -> Self {
+        let (slot, generation) = target.into_parts();
+        Demand {
+            slot,
+            generation,
+            limit,
+            kind: Kind::TRACED,
+            priority,
+            source,
+            payload: Some(Payload::new(traced)),
         }
     }
 
@@ -157,14 +189,7 @@ impl Demand {
         let payload = self
             .payload
             .expect("invariant: only message demands are refused");
-        let payload = if self.kind == Kind::REVOCABLE {
-            match payload.take::<Revocable>() {
-                Ok(revocable) => revocable.inner,
-                Err(_) => unreachable!("invariant: revocable demands carry a Revocable"),
-            }
-        } else {
-            payload
-        };
+        let payload = unwrap_message(self.kind, payload);
         match payload.take::<P>() {
             Ok(message) => message,
             Err(_) => unreachable!("invariant: the refused demand was built from a P"),
@@ -213,15 +238,8 @@ impl Demand {
         let Some(payload) = self.payload else {
             return;
         };
-        // A timer's message is reported as itself, not as its envelope.
-        let payload = if self.kind == Kind::REVOCABLE {
-            match payload.take::<Revocable>() {
-                Ok(revocable) => revocable.inner,
-                Err(payload) => payload,
-            }
-        } else {
-            payload
-        };
+        // A timer's or a traced message is reported as itself, not as its wrapper.
+        let payload = unwrap_message(self.kind, payload);
         match (why, &shared) {
             (Undelivered::Shutdown, Some(shared)) => shared.count_dropped_on_shutdown(),
             (Undelivered::Shutdown, None) => {
@@ -250,6 +268,20 @@ impl Demand {
             "queued message discarded"
         );
         payload.reject(why);
+    }
+}
+
+/// The message inside a message demand's payload: a revocable or traced demand's wrapper
+/// taken off.
+fn unwrap_message(kind: Kind, payload: Payload) -> Payload {
+    let unwrapped = match kind {
+        Kind::REVOCABLE => payload.take::<Revocable>().map(|r| r.inner),
+        Kind::TRACED => payload.take::<Traced>().map(|t| t.inner),
+        _ => return payload,
+    };
+    match unwrapped {
+        Ok(inner) => inner,
+        Err(_) => unreachable!("invariant: revocable and traced demands carry their wrapper"),
     }
 }
 

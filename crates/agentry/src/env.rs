@@ -100,6 +100,8 @@ pub(crate) struct Config {
     pub(crate) queue_depth: bool,
     /// What agents given no dispatcher run on (made on first use).
     pub(crate) default_dispatcher: DefaultDispatcher,
+    /// The trace-context hook (`trace/context.rs`).
+    pub(crate) propagation: Option<crate::trace::context::Propagation>,
 }
 
 pub(crate) struct EnvInner {
@@ -143,7 +145,10 @@ impl AgentHost for EnvInner {
 
 impl EnvInner {
     fn new(config: Config) -> Self {
-        let counters = Arc::new(EnvCounters::new(config.observe.trace.clone()));
+        let counters = Arc::new(EnvCounters::new(
+            config.observe.trace.clone(),
+            config.propagation.clone(),
+        ));
         EnvInner {
             slab: Arc::new(AgentSlab::new()),
             counters: Arc::clone(&counters),
@@ -367,7 +372,11 @@ impl EnvInner {
                 coop: id,
                 target: crate::slab::IncarnationRef::new(target),
                 queue,
-                type_rules: TypeRules::new(parts.insend, parts.event_priorities),
+                type_rules: TypeRules::new(
+                    parts.insend,
+                    parts.event_priorities,
+                    self.counters.propagation.as_ref(),
+                ),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
                 env: Arc::downgrade(self) as Weak<dyn AgentHost>,
@@ -749,6 +758,18 @@ impl EnvHandle {
         let sink = self.0.counters.trace.as_ref().ok_or(TraceError::Disabled)?;
         sink.set_filter(filter);
         Ok(())
+    }
+
+    /// The trace-context hook installed with
+    /// [`EnvBuilder::trace_context`](crate::EnvBuilder::trace_context), if any: what a
+    /// transport asks for the context a message it sends out of the process carries
+    /// ([`trace::current_context`](crate::trace::current_context)).
+    pub fn trace_context_hook(&self) -> Option<Arc<dyn crate::trace::ContextPropagation>> {
+        self.0
+            .counters
+            .propagation
+            .as_ref()
+            .map(|p| Arc::clone(&p.0))
     }
 
     /// Sends `message` to `to` — an [`Mbox`], a [`MultiMbox`] or an

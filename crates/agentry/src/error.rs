@@ -732,6 +732,22 @@ pub enum WatchError {
     UnknownWatch(WatchId),
 }
 
+/// A trace context from outside (a `traceparent` header, a remote envelope's bytes) that is
+/// not one (see [`trace::TraceContext`](crate::trace::TraceContext)).
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TraceContextError {
+    /// Not `00-<32 hex>-<16 hex>-<2 hex>` in lower-case hex.
+    #[error("malformed traceparent")]
+    Malformed,
+    /// A `traceparent` version other than `00`.
+    #[error("unsupported traceparent version")]
+    Version,
+    /// An all-zero trace id or span id.
+    #[error("all-zero trace id or span id")]
+    ZeroId,
+}
+
 /// A message-tracing operation that was refused.
 #[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

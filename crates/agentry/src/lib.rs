@@ -159,7 +159,7 @@ pub use crate::{
         NameError, RecvAsError, RecvError, RegisterError, RequestError, SelectError, SendError,
         StartFailure, StateError, StopGuardError, TryRecvError, UserError,
     },
-    error::{SupervisionError, TraceError, WatchError, panic_message},
+    error::{SupervisionError, TraceContextError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
     mbox::{InsendCtx, Mbox, MultiMbox, Recipient},

@@ -5,6 +5,7 @@ mod agent_counters;
 
 pub(crate) use agent_counters::{AgentCounters, RareCounters};
 
+use crate::trace::context::Propagation;
 use crate::trace::{TraceRecord, TraceSink};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -18,6 +19,9 @@ use std::time::Duration;
 pub(crate) struct EnvCounters {
     /// The message tracer, if tracing is on (fixed when the environment is built).
     pub(crate) trace: Option<Arc<TraceSink>>,
+    /// The trace-context hook, if one is installed (fixed when the environment is built; read
+    /// by the dispatchers for traced demands only, and by the timer service when it schedules).
+    pub(crate) propagation: Option<Propagation>,
     pub(crate) restarts: AtomicU64,
     pub(crate) escalations: AtomicU64,
     pub(crate) dead_letters: AtomicU64,
@@ -86,9 +90,10 @@ pub struct EnvStats {
 }
 
 impl EnvCounters {
-    pub(crate) fn new(trace: Option<Arc<TraceSink>>) -> Self {
+    pub(crate) fn new(trace: Option<Arc<TraceSink>>, propagation: Option<Propagation>) -> Self {
         EnvCounters {
             trace,
+            propagation,
             ..EnvCounters::default()
         }
     }

@@ -52,6 +52,17 @@
 //! assert!(seen.iter().any(|&(m, k)| m.ends_with("Pong") && k == OutcomeKind::Ignored));
 //! assert!(seen.iter().any(|&(m, k)| m.ends_with("Ping") && k == OutcomeKind::Handled));
 //! ```
+//!
+//! The trace context that messages carry across hops when a tracing backend is hooked in
+//! ([`ContextPropagation`], [`EnvBuilder::trace_context`](crate::EnvBuilder::trace_context)) is
+//! the other half of this module: `trace/context.rs`.
+
+pub(crate) mod context;
+
+pub use context::{
+    ContextPropagation, HandlerInfo, TRACE_CONTEXT_LEN, TraceContext, current_context,
+    with_trace_context,
+};
 
 use crate::ids::{AgentId, MboxId};
 use parking_lot::RwLock;

@@ -5,13 +5,20 @@
 //!   thread of its own (`+metrics`), and that plus queue depth (`+depth`), handler time
 //!   (`+time`) or both on for every agent. Each reports its ratio to nothing on (target
 //!   ≥ 0.95 with metrics on).
+//!   And two ways with a trace-context hook installed (`EnvBuilder::trace_context`; no
+//!   metrics): `+trace-hook`, a hook whose sender is in no span, so messages carry nothing
+//!   (the cost of the hook being there), and `+trace`, a hook that reports a context for every
+//!   send, so every message carries one and every handler is asked for its span (Agentry's
+//!   own cost of carrying context: the hook is a stand-in that returns a fixed context and
+//!   `Span::none()`; a tracing backend's cost per span comes on top and is its own).
 //! - `inspector`: an environment of N idle agents; the time to take one snapshot of them (a
 //!   page of 100 ordered by handled count), and the CPU the process uses per second of wall
 //!   time with one event-stream client connected at a 1 s tick, against the same window
 //!   without the inspector (CPU time: the process's threads' `schedstat`, as `idle` reads it).
 //!
-//! Every case verifies its result: the workloads their sums and counts; the inspector case
-//! that every snapshot saw all N agents and that the client received an event per tick.
+//! Every case verifies its result: the workloads their sums and counts (and `+trace` that
+//! every message's handler was asked for a span, `+trace-hook` that none was); the inspector
+//! case that every snapshot saw all N agents and that the client received an event per tick.
 
 use super::idle::process_cpu_time;
 use super::ring::run_ring_in;
@@ -19,6 +26,7 @@ use super::send_process::run_send_process;
 use super::support::{Placement, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, ensure};
 use agentry::snapshot::{SnapshotQuery, SortBy};
+use agentry::trace::{ContextPropagation, HandlerInfo, TraceContext};
 use agentry::{Agent, Env};
 use agentry_metrics::{Inspector, Metrics};
 use std::io::{BufRead, BufReader, Write};
@@ -30,7 +38,7 @@ use std::time::{Duration, Instant};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "observability",
-    description: "send_process and ring with metrics off / on / + queue depth / + handler time / + both; the inspector's cost on N agents",
+    description: "send_process and ring with metrics off / on / + queue depth / + handler time / + both, and with a trace-context hook idle / carrying a context; the inspector's cost on N agents",
     cases,
     charts: &[ChartKind::Bars],
 };
@@ -46,16 +54,61 @@ enum Observed {
     MetricsDepth,
     MetricsTime,
     MetricsDepthTime,
+    TraceHook,
+    Trace,
 }
 
 /// Every variant, in the order the cases run.
-const VARIANTS: [Observed; 5] = [
+const VARIANTS: [Observed; 7] = [
     Observed::Nothing,
     Observed::Metrics,
     Observed::MetricsDepth,
     Observed::MetricsTime,
     Observed::MetricsDepthTime,
+    Observed::TraceHook,
+    Observed::Trace,
 ];
+
+/// The stand-in trace-context hook: reports `context` as every sender's, counts the
+/// handler spans it is asked for and gives none.
+struct FixedContext {
+    context: Option<TraceContext>,
+    spans: Arc<AtomicU64>,
+}
+
+impl ContextPropagation for FixedContext {
+    fn current(&self) -> Option<TraceContext> {
+        self.context
+    }
+    fn handler_span(&self, _: &TraceContext, _: &HandlerInfo) -> tracing::Span {
+        self.spans.fetch_add(1, Ordering::Relaxed);
+        tracing::Span::none()
+    }
+}
+
+/// What runs beside a workload and is checked after it.
+struct Observers {
+    scraper: Option<Scraper>,
+    /// The handler spans the trace-context hook was asked for, and how many are expected
+    /// per message (1 with `+trace`, 0 with `+trace-hook`).
+    spans: Option<(Arc<AtomicU64>, u64)>,
+}
+
+impl Observers {
+    /// Checks the scraper scraped and, with a hook, that every one of `messages` was (or
+    /// none was) handled in a span asked for.
+    fn check(self, messages: u64) -> Result<(), BenchError> {
+        check_scraper(self.scraper)?;
+        if let Some((spans, per_message)) = self.spans {
+            let asked = spans.load(Ordering::Relaxed);
+            ensure(
+                asked == messages * per_message,
+                format!("{asked} handler spans asked for {messages} messages (x{per_message})"),
+            )?;
+        }
+        Ok(())
+    }
+}
 
 impl Observed {
     fn impl_name(self) -> &'static str {
@@ -65,21 +118,39 @@ impl Observed {
             Observed::MetricsDepth => "agentry+metrics+depth",
             Observed::MetricsTime => "agentry+metrics+time",
             Observed::MetricsDepthTime => "agentry+metrics+depth+time",
+            Observed::TraceHook => "agentry+trace-hook",
+            Observed::Trace => "agentry+trace",
         }
     }
 
-    /// The environment, and the scraper that renders its exporter until dropped.
-    fn env(self) -> Result<(Env, Option<Scraper>), BenchError> {
+    /// The environment, and what observes it (the scraper renders its exporter until
+    /// dropped).
+    fn env(self) -> Result<(Env, Observers), BenchError> {
         let depth = matches!(self, Observed::MetricsDepth | Observed::MetricsDepthTime);
         let time = matches!(self, Observed::MetricsTime | Observed::MetricsDepthTime);
-        let env = Env::builder()
-            .queue_depth(depth)
-            .handler_time(time)
-            .build()
-            .map_err(setup("build the environment"))?;
-        let scraper =
-            (self != Observed::Nothing).then(|| Scraper::start(Metrics::new(env.handle())));
-        Ok((env, scraper))
+        let mut builder = Env::builder();
+        builder.queue_depth(depth).handler_time(time);
+        let spans = match self {
+            Observed::TraceHook | Observed::Trace => {
+                let spans = Arc::new(AtomicU64::new(0));
+                let traced = self == Observed::Trace;
+                builder.trace_context(FixedContext {
+                    context: traced
+                        .then(|| TraceContext::new([7; 16], [9; 8], 1))
+                        .flatten(),
+                    spans: Arc::clone(&spans),
+                });
+                Some((spans, u64::from(traced)))
+            }
+            _ => None,
+        };
+        let env = builder.build().map_err(setup("build the environment"))?;
+        let metrics = !matches!(
+            self,
+            Observed::Nothing | Observed::TraceHook | Observed::Trace
+        );
+        let scraper = metrics.then(|| Scraper::start(Metrics::new(env.handle())));
+        Ok((env, Observers { scraper, spans }))
     }
 }
 
@@ -165,9 +236,9 @@ fn cases(scale: Scale) -> Vec<Case> {
             b = b.baseline(&label, Observed::Nothing.impl_name());
         }
         cases.push(b.interleave().runner(move || {
-            let (env, scraper) = observed.env()?;
+            let (env, observers) = observed.env()?;
             let sample = run_send_process(env, n_send)?;
-            check_scraper(scraper)?;
+            observers.check(n_send)?;
             Ok(sample)
         }));
     }
@@ -183,9 +254,9 @@ fn cases(scale: Scale) -> Vec<Case> {
             b = b.baseline(&label, Observed::Nothing.impl_name());
         }
         cases.push(b.interleave().runner(move || {
-            let (env, scraper) = observed.env()?;
+            let (env, observers) = observed.env()?;
             let run = run_ring_in(env, n_ring, m_ring, Placement::OneThread)?;
-            check_scraper(scraper)?;
+            observers.check(n_ring * m_ring + 1)?; // the tokens and the closing `Next`
             Ok(Sample::new().phase("ring", run.ring, n_ring * m_ring))
         }));
     }

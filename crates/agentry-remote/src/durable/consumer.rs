@@ -178,8 +178,9 @@ async fn arrive<T: RemoteMessage>(
         d.core
             .registry
             .decode::<T>(&env, &body, d.core.max_payload())
+            .map(|message| (message, env.trace))
     });
-    let message = match decoded {
+    let (message, trace) = match decoded {
         Ok(m) => m,
         Err(e) => {
             d.core.reject(subject, e);
@@ -190,11 +191,13 @@ async fn arrive<T: RemoteMessage>(
             return;
         }
     };
-    let pending = to.request_future::<Durable<T>, ()>(Durable {
-        message,
-        id: Arc::clone(&id),
-        sequence: meta.sequence,
-        delivered: meta.delivered,
+    let pending = d.core.in_sender_context(trace, || {
+        to.request_future::<Durable<T>, ()>(Durable {
+            message,
+            id: Arc::clone(&id),
+            sequence: meta.sequence,
+            delivered: meta.delivered,
+        })
     });
     let done = done.clone();
     tokio::spawn(async move {

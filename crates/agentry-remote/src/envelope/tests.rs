@@ -116,7 +116,8 @@ fn missing_and_malformed_fields_are_typed() {
         Err(DecodeError::MissingField("type"))
     );
     malformed(&[], "frame");
-    malformed(&[0x10], "envelope");
+    malformed(&[0x20], "envelope");
+    malformed(&[0x10], "frame");
     malformed(&[1, 3, b'a', b' ', b'b', 0, 0, 0, 1, 0], "type name");
     malformed(&[1, 0, 0, 0, 0, 1, 0], "type name");
     malformed(&[1, 1, b'a', 0, 0, 0, 1, 3], "codec");
@@ -141,6 +142,36 @@ fn missing_and_malformed_fields_are_typed() {
     malformed(&receipt(b"a.b", 1, 1), "receipt sender");
     malformed(&receipt(b"", 1, 1), "receipt sender");
     malformed(&receipt(b"g", 1, 1)[..20], "frame");
+}
+
+fn trace() -> TraceContext {
+    TraceContext::new([0x11; 16], [0x22; 8], 1).expect("non-zero ids")
+}
+
+#[test]
+fn a_trace_context_is_bit_4_and_25_bytes_after_everything_else() {
+    let mut env = with_receipt(Envelope::message(tag("a", 1), Codec::Postcard, Some(5)));
+    let untraced = encoded(&env);
+    env.trace = Some(trace());
+    let traced = encoded(&env);
+    assert_eq!(traced[0], untraced[0] | 16);
+    assert_eq!(traced[1..untraced.len()], untraced[1..]);
+    assert_eq!(
+        traced[untraced.len()..],
+        [&[0x11; 16][..], &[0x22; 8], &[1]].concat()
+    );
+    let mut bytes = traced.clone();
+    bytes.extend_from_slice(b"body");
+    assert_eq!(Envelope::decode(&bytes), Ok((env.clone(), &b"body"[..])));
+    // Truncated, or an all-zero id: typed rejections.
+    let malformed = |bytes: &[u8], field: &str| match Envelope::decode(bytes) {
+        Err(DecodeError::Malformed { what, .. }) => assert_eq!(what, field, "{bytes:?}"),
+        other => panic!("{bytes:?}: {other:?}"),
+    };
+    malformed(&traced[..traced.len() - 1], "frame");
+    let mut zero = traced.clone();
+    zero[untraced.len()..untraced.len() + 16].fill(0);
+    malformed(&zero, "trace context");
 }
 
 #[test]

@@ -9,12 +9,13 @@
 //! with the unit observer `()`: its methods are empty and inlined, so the reports compile to
 //! nothing — the hook costs nothing where it is not used.
 
-use crate::demand::{Demand, Kind, Revocable};
+use crate::demand::{Demand, Kind, Revocable, Traced};
 use crate::message::payload::Payload;
 use crate::slab::body::{AgentBody, Control, Taken};
 use crate::slab::{AgentRef, AgentSlab, IncarnationCx};
 use crate::stats::EnvCounters;
 use crate::timer::delivery::Delivery;
+use crate::trace::{HandlerInfo, TraceContext};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
@@ -105,16 +106,30 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             unsafe { slab.count(target, taken) };
             observer.after(taken_outcome(taken), Some(&*body));
         }
+        Kind::TRACED => {
+            // SAFETY: forwarded contract.
+            unsafe { execute_traced(demand, body, target, slab, counters, observer) }
+        }
         Kind::REVOCABLE => {
             let payload = demand
                 .payload
                 .expect("invariant: message demands carry a payload");
-            let Ok(Revocable { token, inner }) = payload.take::<Revocable>() else {
+            let Ok(Revocable {
+                token,
+                inner,
+                context,
+            }) = payload.take::<Revocable>()
+            else {
                 unreachable!("invariant: revocable demands carry a Revocable")
             };
             observer.before(target, Some(&inner));
             if let Some(delivery) = Delivery::begin(&token) {
-                let taken = body.on_timer_message(demand.source, inner, demand.limit, token);
+                let span = match &context {
+                    Some(context) => handler_span(counters, context, target, &inner, true),
+                    None => tracing::Span::none(),
+                };
+                let taken = span
+                    .in_scope(|| body.on_timer_message(demand.source, inner, demand.limit, token));
                 delivery.end(); // a `cancel` waiting for this handler returns
                 // SAFETY: as for `MESSAGE`.
                 unsafe { slab.count(target, taken) };
@@ -164,6 +179,63 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             exit.env.agent_left(exit.coop, &exit.agent);
             observer.after(DemandOutcome::Finished, None);
         }
+    }
+}
+
+/// A `TRACED` demand: its message's handler inside the hook's span. Out of line, so that
+/// `execute` stays what it was for every other demand.
+///
+/// # Safety
+///
+/// As [`execute`]; `body` is the agent's body in `target`'s slot.
+#[cold]
+#[inline(never)]
+unsafe fn execute_traced<O: Observer>(
+    demand: Demand,
+    body: &mut dyn AgentBody,
+    target: AgentRef,
+    slab: &AgentSlab,
+    counters: &EnvCounters,
+    observer: &mut O,
+) {
+    let payload = demand
+        .payload
+        .expect("invariant: message demands carry a payload");
+    let Ok(Traced { context, inner }) = payload.take::<Traced>() else {
+        unreachable!("invariant: traced demands carry a Traced")
+    };
+    observer.before(target, Some(&inner));
+    let span = handler_span(counters, &context, target, &inner, false);
+    let taken = span.in_scope(|| body.on_message(demand.source, inner, demand.limit));
+    // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot finish
+    // their own agent synchronously).
+    unsafe { slab.count(target, taken) };
+    observer.after(taken_outcome(taken), Some(&*body));
+}
+
+/// The span the environment's trace-context hook makes for the handler of a message that
+/// carried `context` (`trace/context.rs`). Only an environment with a hook queues such
+/// demands (the receiver's rules decide, `mbox/direct.rs`), and its hook is fixed when it is
+/// built; `Span::none()` keeps the type total.
+#[cold]
+#[inline(never)]
+fn handler_span(
+    counters: &EnvCounters,
+    context: &TraceContext,
+    target: AgentRef,
+    message: &Payload,
+    timer: bool,
+) -> tracing::Span {
+    match &counters.propagation {
+        Some(hook) => hook.0.handler_span(
+            context,
+            &HandlerInfo {
+                agent: target.id(),
+                message: message.type_name(),
+                timer,
+            },
+        ),
+        None => tracing::Span::none(),
     }
 }
 

@@ -6,7 +6,8 @@ use crate::disp::{DefaultDispatcher, Driver};
 use crate::error::BuildError;
 use crate::panic_reaction::PanicReaction;
 use crate::timer::{Clock, EngineKind};
-use crate::trace::{TraceFilter, TraceSink, Tracer};
+use crate::trace::context::Propagation;
+use crate::trace::{ContextPropagation, TraceFilter, TraceSink, Tracer};
 use std::fmt;
 use std::sync::Arc;
 
@@ -34,6 +35,7 @@ pub struct EnvBuilder {
     handler_time: bool,
     queue_depth: bool,
     tracing_spans: bool,
+    propagation: Option<Propagation>,
     default_dispatcher: DefaultDispatcher,
 }
 
@@ -59,6 +61,7 @@ impl Default for EnvBuilder {
             handler_time: false,
             queue_depth: false,
             tracing_spans: false,
+            propagation: None,
             default_dispatcher: DefaultDispatcher::OneThread,
         }
     }
@@ -157,6 +160,16 @@ impl EnvBuilder {
         self
     }
 
+    /// Carries trace context across hops (see [`trace::context`](crate::trace) and
+    /// `agentry-otel`, which implements `hook` with OpenTelemetry): every message sent from
+    /// inside a span carries the span's context — to an agent on any dispatcher, through a
+    /// timer, a remote gateway —, and its handler runs inside the span `hook` makes, a child of
+    /// it. Off by default, and then free.
+    pub fn trace_context(&mut self, hook: impl ContextPropagation) -> &mut Self {
+        self.propagation = Some(Propagation(Arc::new(hook)));
+        self
+    }
+
     fn config(&self) -> Config {
         Config {
             panic_reaction: self.panic_reaction,
@@ -173,6 +186,7 @@ impl EnvBuilder {
             },
             queue_depth: self.queue_depth,
             default_dispatcher: self.default_dispatcher,
+            propagation: self.propagation.clone(),
         }
     }
 }

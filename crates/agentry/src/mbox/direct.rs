@@ -6,7 +6,7 @@
 
 use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
-use crate::demand::{Demand, Revocable};
+use crate::demand::{Demand, Revocable, Traced};
 use crate::disp::EventQueue;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::limit::{Acquire, LimitTable};
@@ -19,7 +19,8 @@ use crate::slab::{AgentSlab, IncarnationRef};
 use crate::stats::{AgentCounters, EnvCounters};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
-use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
+use crate::trace::context::Propagation;
+use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord, TraceSink};
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,18 +78,30 @@ pub(crate) trait AgentHost: Send + Sync {
 }
 
 /// What an agent declared per message type for its senders: insend handlers and event
-/// priorities. Most agents declare neither, so the binding holds it boxed and optional and
-/// the send path pays one pointer test for both.
+/// priorities; and the environment's trace-context hook, if it has one (every send then asks
+/// it for the sender's context, `trace/context.rs`). Most agents declare neither and most
+/// environments have no hook, so the binding holds it boxed and optional and the send path
+/// pays one pointer test for all three.
 pub(crate) struct TypeRules {
     pub(crate) insend: InsendTable,
     pub(crate) priorities: EventPriorities,
+    pub(crate) propagation: Option<Propagation>,
 }
 
 impl TypeRules {
     /// The rules, or `None` if there are none.
-    pub(crate) fn new(insend: InsendTable, priorities: EventPriorities) -> Option<Box<Self>> {
-        (!insend.is_empty() || !priorities.is_empty())
-            .then(|| Box::new(TypeRules { insend, priorities }))
+    pub(crate) fn new(
+        insend: InsendTable,
+        priorities: EventPriorities,
+        propagation: Option<&Propagation>,
+    ) -> Option<Box<Self>> {
+        (!insend.is_empty() || !priorities.is_empty() || propagation.is_some()).then(|| {
+            Box::new(TypeRules {
+                insend,
+                priorities,
+                propagation: propagation.cloned(),
+            })
+        })
     }
 }
 
@@ -107,6 +120,15 @@ impl Drop for AgentShared {
             }
         }
     }
+}
+
+/// Where and how a message is queued: what `deliver` decided before the limit and the queue.
+struct Queued<'t> {
+    source: MboxId,
+    priority: u8,
+    timer: Option<&'t Arc<TimerToken>>,
+    /// The sender's trace context (`trace/context.rs`; only with a hook).
+    context: Option<TraceContext>,
 }
 
 /// A message the agent did not take, given back to the sender.
@@ -211,7 +233,12 @@ impl AgentShared {
         let Some(b) = self.live() else {
             return Err(Refused::Gone(message));
         };
-        let mut priority = 0;
+        let mut queued = Queued {
+            source,
+            priority: 0,
+            timer,
+            context: None,
+        };
         if let Some(rules) = &b.type_rules {
             if let Some(handler) = rules.insend.find::<P>() {
                 // A timer's delivery lasts until the handler returns (`timer.rs`).
@@ -222,8 +249,45 @@ impl AgentShared {
                 self.run_insend(b, handler, message);
                 return Ok(());
             }
-            priority = rules.priorities.of::<P>(source);
+            queued.priority = rules.priorities.of::<P>(source);
+            if let Some(context) = rules.propagation.as_ref().and_then(Propagation::current) {
+                queued.context = Some(context);
+                return self.enqueue_traced(b, message, wrap, queued);
+            }
         }
+        self.enqueue(b, message, wrap, queued)
+    }
+
+    /// [`enqueue`](Self::enqueue) for a message that carries a trace context: out of line, so
+    /// that the send path without one is the code it was before contexts existed (there
+    /// `queued.context` is the constant `None` and its branches fold away).
+    #[cold]
+    #[inline(never)]
+    fn enqueue_traced<P: Send + 'static>(
+        self: &Arc<Self>,
+        b: &Binding,
+        message: P,
+        wrap: impl FnOnce(P) -> Payload,
+        queued: Queued<'_>,
+    ) -> Result<(), Refused<P>> {
+        self.enqueue(b, message, wrap, queued)
+    }
+
+    /// The message through its limit (if any) into the agent's event queue.
+    #[inline(always)]
+    fn enqueue<P: Send + 'static>(
+        self: &Arc<Self>,
+        b: &Binding,
+        message: P,
+        wrap: impl FnOnce(P) -> Payload,
+        queued: Queued<'_>,
+    ) -> Result<(), Refused<P>> {
+        let Queued {
+            source,
+            priority,
+            timer,
+            context,
+        } = queued;
         let limit = if b.limits.is_empty() {
             LimitSlot::NONE
         } else {
@@ -234,14 +298,25 @@ impl AgentShared {
             }
         };
         let target = b.target.load();
-        let demand = match timer {
-            None => Demand::message(target, source, wrap(message), limit, priority),
-            Some(token) => Demand::revocable(
+        let demand = match (timer, context) {
+            (None, None) => Demand::message(target, source, wrap(message), limit, priority),
+            (None, Some(context)) => Demand::traced(
+                target,
+                source,
+                Traced {
+                    context,
+                    inner: wrap(message),
+                },
+                limit,
+                priority,
+            ),
+            (Some(token), context) => Demand::revocable(
                 target,
                 source,
                 Revocable {
                     token: Arc::clone(token),
                     inner: wrap(message),
+                    context,
                 },
                 limit,
                 priority,

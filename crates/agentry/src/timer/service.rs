@@ -16,6 +16,8 @@ use super::TimerHandle;
 use super::clock::Clock;
 use super::token::TimerToken;
 use crate::stats::EnvCounters;
+use crate::trace::context::Propagation;
+use crate::trace::{TraceContext, with_trace_context};
 use agentry_timer::{AnyEngine, EngineKind, TimerEngine, TimerKey};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
@@ -38,6 +40,9 @@ pub(crate) struct TimerShared {
     placement: Mutex<Placement>,
     period: Option<u64>,
     fire: Mutex<FireFn>,
+    /// The trace context current when it was scheduled, carried by each of its messages
+    /// (`trace/context.rs`; only with a hook).
+    context: Option<TraceContext>,
 }
 
 struct Core {
@@ -118,6 +123,11 @@ impl TimerService {
             }),
             period: period.map(|p| nanos(p).max(1)),
             fire: Mutex::new(fire),
+            context: self
+                .counters
+                .propagation
+                .as_ref()
+                .and_then(Propagation::current),
         });
         let mut core = self.core.lock();
         if core.shutdown {
@@ -244,7 +254,11 @@ impl TimerService {
             parking_lot::MutexGuard::unlocked(&mut core, || {
                 for (_, timer) in due.drain(..) {
                     if timer.token.may_deliver() {
-                        (timer.fire.lock())(&timer.token);
+                        let mut fire = timer.fire.lock();
+                        match timer.context {
+                            None => fire(&timer.token),
+                            context => with_trace_context(context, || fire(&timer.token)),
+                        }
                     }
                 }
             });
