@@ -405,7 +405,6 @@ impl EnvInner {
                 panic_reaction: reaction,
                 env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),
-                trace: self.counters.trace.clone(),
             });
             for m in parts.multi {
                 m.mbox
