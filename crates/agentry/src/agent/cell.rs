@@ -355,6 +355,9 @@ enum Starting {
     /// first message held (boxed, so that the variant keeps the cell small).
     Holding {
         coop: Arc<CoopStart>,
+        // A boxed `Vec` on purpose: 8 bytes in the cell for what most agents never fill,
+        // where a `Vec` would cost 24.
+        #[allow(clippy::box_collection)]
         held: Option<Box<Vec<Held>>>,
     },
     /// Its start is settled (whatever the outcome).
