@@ -405,3 +405,30 @@ impl Registry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Agents;
+    use crate::mbox::direct::AgentShared;
+    use crate::stats::EnvCounters;
+    use std::sync::Arc;
+
+    fn agents(n: usize) -> Vec<Arc<AgentShared>> {
+        let counters = Arc::new(EnvCounters::new(None));
+        (0..n)
+            .map(|_| Arc::new(AgentShared::new("t", Arc::clone(&counters))))
+            .collect()
+    }
+
+    #[test]
+    fn one_agent_is_kept_inline_and_any_other_count_as_a_list_in_order() {
+        for n in [0, 1, 2, 5] {
+            let made = agents(n);
+            let kept: Agents = made.iter().cloned().collect();
+            assert_eq!(matches!(kept, Agents::One(_)), n == 1, "{n} agents");
+            let ids: Vec<_> = kept.as_slice().iter().map(|a| a.mbox_id).collect();
+            let expected: Vec<_> = made.iter().map(|a| a.mbox_id).collect();
+            assert_eq!(ids, expected, "{n} agents, in the order they were added");
+        }
+    }
+}
