@@ -1,7 +1,6 @@
 //! Agents: objects with states that handle one message at a time.
 
 mod addr;
-#[allow(unsafe_code)]
 pub(crate) mod cell;
 mod ctx;
 pub(crate) mod define;

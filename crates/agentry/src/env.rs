@@ -23,12 +23,12 @@ pub use builder::EnvBuilder;
 
 use crate::agent::Addr;
 use crate::agent::Agent;
-use crate::agent::cell::StartTicket;
+use crate::agent::cell::{Attach, Defined, Placement, StartTicket};
 use crate::agent::layout::LayoutCache;
 use crate::agent::protocol::Protocol;
-use crate::coop::Coop;
 use crate::coop::registry::{Actions, Registry};
 use crate::coop::start::{CoopStart, Failed};
+use crate::coop::{Coop, PendingAgent};
 use crate::demand::Demand;
 use crate::destination::Destination;
 use crate::destination::sealed::Timed;
@@ -142,6 +142,22 @@ impl AgentHost for EnvInner {
         self.react_to_panic(reaction, coop);
     }
 }
+
+/// One agent of a coop being registered, between its definition and the commit.
+struct DefinedEntry {
+    shared: Arc<AgentShared>,
+    defined: Defined,
+    /// Its dispatcher's queue, once its binding is prepared (phase 2).
+    queue: Option<crate::disp::EventQueue>,
+}
+
+// The coop's list of pending agents is turned into the list of defined ones in place (the
+// standard library reuses a vector's allocation when the new items are no larger and equally
+// aligned), so that a coop of 10^6 agents does not hold a second list while it registers.
+const _: () = assert!(
+    std::mem::size_of::<DefinedEntry>() <= std::mem::size_of::<PendingAgent>()
+        && std::mem::align_of::<DefinedEntry>() == std::mem::align_of::<PendingAgent>()
+);
 
 impl EnvInner {
     fn new(config: Config) -> Self {
@@ -269,50 +285,69 @@ impl EnvInner {
         let supervision =
             crate::supervision::prepare(&mut agents, supervision, children, &self.counters)?;
 
-        // Phase 1: every agent defines itself (user code, no lock held).
-        let mut defined = Vec::with_capacity(agents.len());
-        for (index, pending) in agents.into_iter().enumerate() {
-            let agent_type = pending.agent.agent_type();
-            let me = Mbox::from_shared(Arc::clone(&pending.shared));
-            let agent = pending.agent;
-            match catch_unwind(AssertUnwindSafe(|| agent.define(me, &self.layouts))) {
-                Ok(Ok(d)) => defined.push((pending.shared, pending.binder, d, agent_type)),
-                Ok(Err(source)) => {
-                    return Err(RegisterError::Define {
+        // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
+        // in the allocation that holds it from then on. The coop's list of pending agents becomes
+        // the list of defined ones in place (no per-agent temporary survives the definition).
+        let id = CoopId::next();
+        let handle = EnvHandle(Arc::clone(self));
+        let default = Binder::env_default(self.address());
+        let mut defined = agents
+            .into_iter()
+            .enumerate()
+            .map(|(index, pending)| {
+                let PendingAgent {
+                    shared,
+                    binder: own,
+                    agent,
+                } = pending;
+                let agent_type = shared.agent_type;
+                let me = Mbox::from_shared(Arc::clone(&shared));
+                let at = Placement {
+                    env: &handle,
+                    coop: id,
+                    binder: own
+                        .or_else(|| binder.clone())
+                        .unwrap_or_else(|| default.clone()),
+                };
+                match catch_unwind(AssertUnwindSafe(|| agent.define(me, at))) {
+                    Ok(Ok(defined)) => Ok(DefinedEntry {
+                        shared,
+                        defined,
+                        queue: None,
+                    }),
+                    Ok(Err(source)) => Err(RegisterError::Define {
                         index,
                         agent_type,
                         source,
-                    });
-                }
-                Err(payload) => {
-                    return Err(RegisterError::DefinePanicked {
+                    }),
+                    Err(payload) => Err(RegisterError::DefinePanicked {
                         index,
                         agent_type,
                         message: crate::error::panic_message(&*payload),
-                    });
+                    }),
                 }
-            }
-        }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
 
-        // Phase 2: every agent's binding is prepared (fallible; dropping rolls back).
-        let default = &Binder::env_default(self.address());
-        let mut prepared = Vec::with_capacity(defined.len());
+        // Phase 2: every agent's binding is prepared (fallible; dropping rolls back): the cell
+        // holds its lease, the entry its queue until the commit.
         let mut scope = BindScope::new(self);
-        for (index, (_, own, d, agent_type)) in defined.iter().enumerate() {
-            let b = own.as_ref().or(binder.as_ref()).unwrap_or(default);
-            let p = b
-                .prepare(&mut scope, d.priority())
-                .map_err(|source| RegisterError::Bind {
-                    index,
-                    agent_type,
-                    source,
-                })?;
-            prepared.push((p, b.clone()));
+        for (index, entry) in defined.iter_mut().enumerate() {
+            let cell = &mut entry.defined.cell;
+            let prepared =
+                cell.binder()
+                    .prepare(&mut scope, cell.priority())
+                    .map_err(|source| RegisterError::Bind {
+                        index,
+                        agent_type: entry.shared.agent_type,
+                        source,
+                    })?;
+            cell.hold_lease(prepared.lease);
+            entry.queue = Some(prepared.queue);
         }
 
         // Phase 3: commit (infallible past the parent check), under the registry lock so that
         // a concurrent deregistration or shutdown sees the coop whole or not at all.
-        let id = CoopId::next();
         // Phase 4, the start, is waited for unless waiting could deadlock (`coop/start.rs`).
         let wait = !on_a_dispatcher_thread();
         let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
@@ -330,37 +365,35 @@ impl EnvInner {
         let coop_reaction = panic_reaction
             .or_else(|| parent.and_then(|p| registry.panic_reaction_of(p)))
             .unwrap_or(self.config.panic_reaction);
-        let shared_list = defined.iter().map(|(s, ..)| Arc::clone(s)).collect();
+        let shared_list = defined.iter().map(|e| Arc::clone(&e.shared)).collect();
         let (mut links, published) = match supervision {
             Some(plan) => (plan.links, Some(plan.shared)),
             None => (Vec::new(), None),
         };
         registry.insert(id, parent, shared_list, listeners, coop_reaction, published)?;
         self.ever_registered.store(true, Ordering::Relaxed);
-        let handle = EnvHandle(Arc::clone(self));
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
-        for (index, ((shared, _, mut defined, _), (prepared, bound_by))) in
-            defined.into_iter().zip(prepared).enumerate()
-        {
-            let parts = defined.take_sender_parts();
+        for (index, entry) in defined.into_iter().enumerate() {
+            let DefinedEntry {
+                shared,
+                defined,
+                queue,
+            } = entry;
+            let queue = queue.expect("invariant: every binding was prepared in phase 2");
+            let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
             let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
             let multi_keys = parts
                 .multi
                 .iter()
                 .map(|m| (m.mbox.clone(), m.type_id))
                 .collect();
-            let queue = prepared.queue;
-            let lease = prepared.lease;
+            let cell = defined.cell;
             let target = self.slab.insert(&shared, |aref| {
-                defined.into_body(crate::agent::cell::Attach {
+                cell.attach(Attach {
                     id: aref.id(),
-                    coop: id,
-                    env: handle.clone(),
                     panic_reaction: reaction,
                     multi: multi_keys,
-                    lease,
-                    binder: bound_by,
                     observe: self.config.observe.clone(),
                     start: StartTicket::Registration {
                         coop: start.clone(),
@@ -381,7 +414,6 @@ impl EnvInner {
                 panic_reaction: reaction,
                 env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),
-                trace: self.counters.trace.clone(),
             });
             for m in parts.multi {
                 m.mbox

@@ -21,6 +21,10 @@ impl AgentId {
         AgentId(NonZeroU64::new(raw).expect("invariant: live generations are odd, never zero"))
     }
 
+    /// The id a cell has between its definition and its registration's commit, which gives it
+    /// its own (all ones: no slab reaches that slot; nothing reads it before the commit).
+    pub(crate) const UNATTACHED: AgentId = AgentId(NonZeroU64::MAX);
+
     /// Index of the agent's slot in its environment (reused after the agent is gone).
     pub fn slot(self) -> u32 {
         self.0.get() as u32

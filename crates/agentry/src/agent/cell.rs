@@ -31,7 +31,7 @@ use super::ctx::Ctx;
 use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
-use super::layout::{AgentLayout, LayoutCache};
+use super::layout::AgentLayout;
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
 use super::state::{Hooks, State};
@@ -79,22 +79,43 @@ impl Observe {
 /// Registration, step 1: an agent not yet defined.
 pub(crate) trait UndefinedAgent: Send {
     fn agent_type(&self) -> &'static str;
-    /// Runs the agent's definition; its layout is shared through `layouts` at once, so that
-    /// what only the definition needed is freed before the next agent defines itself.
-    fn define(
-        self: Box<Self>,
-        me: Mbox,
-        layouts: &LayoutCache,
-    ) -> Result<Box<dyn DefinedAgent>, DefineError>;
+    /// Runs the agent's definition and builds its cell — the allocation that holds it from
+    /// then on — where `at` says; its layout is shared through the env's layout cache at
+    /// once, so that what only the definition needed is freed before the next agent defines
+    /// itself.
+    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError>;
 }
 
-/// Registration, step 2: a defined agent whose sender-side parts are handed to its
-/// [`Binding`](crate::mbox::direct::Binding) and whose body goes into the slab.
+/// Where a defined agent goes: what its cell knows from its definition on.
+pub(crate) struct Placement<'a> {
+    pub(crate) env: &'a EnvHandle,
+    pub(crate) coop: CoopId,
+    /// The binder it is bound with (its child coops run there too).
+    pub(crate) binder: Binder,
+}
+
+/// Registration, step 2: a defined agent, its cell built, waiting for the commit
+/// ([`DefinedAgent::attach`]).
+pub(crate) struct Defined {
+    pub(crate) cell: Box<dyn DefinedAgent>,
+    /// The parts of its definition that senders use, handed to its
+    /// [`Binding`](crate::mbox::direct::Binding); `None` when it declared none of them (most
+    /// agents: nothing per agent is kept for them between the definition and the commit).
+    pub(crate) sender: Option<Box<SenderParts>>,
+}
+
+/// A defined agent's cell before the commit.
 pub(crate) trait DefinedAgent: Send {
+    /// The binder the agent is bound with.
+    fn binder(&self) -> &Binder;
     /// The priority the agent declared (for binding).
     fn priority(&self) -> Priority;
-    fn take_sender_parts(&mut self) -> SenderParts;
-    fn into_body(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody>;
+    /// Keeps the agent's dispatcher alive from its prepared binding on (dropping the cell
+    /// before the commit gives it back: a rolled-back registration).
+    fn hold_lease(&mut self, lease: Lease);
+    /// Completes the cell with what the commit decides, in place: the cell becomes the body
+    /// the slab holds (no new allocation).
+    fn attach(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody>;
 }
 
 /// The parts of a definition that senders use.
@@ -108,17 +129,24 @@ pub(crate) struct SenderParts {
     pub(crate) panic_reaction: Option<PanicReaction>,
 }
 
-/// What the body learns at registration commit.
+impl SenderParts {
+    /// The parts, boxed, or `None` if the definition declared none of them.
+    fn boxed(self) -> Option<Box<SenderParts>> {
+        let none = self.insend.is_empty()
+            && self.event_priorities.is_empty()
+            && self.limits.is_empty()
+            && !self.track_depth
+            && self.multi.is_empty()
+            && self.panic_reaction.is_none();
+        (!none).then(|| Box::new(self))
+    }
+}
+
+/// What the cell learns at registration commit.
 pub(crate) struct Attach {
     pub(crate) id: AgentId,
-    pub(crate) coop: CoopId,
-    pub(crate) env: EnvHandle,
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) multi: Vec<(MultiMbox, TypeId)>,
-    /// Keeps the agent's dispatcher alive until the body is dropped.
-    pub(crate) lease: Lease,
-    /// The binder it was bound with (its child coops run there too).
-    pub(crate) binder: Binder,
     /// How the environment observes its agents (the definition may add handler timing).
     pub(crate) observe: Observe,
     /// Where the outcome of its start goes.
@@ -143,12 +171,8 @@ impl<A: Agent> UndefinedAgent for A {
         std::any::type_name::<A>()
     }
 
-    fn define(
-        self: Box<Self>,
-        me: Mbox,
-        layouts: &LayoutCache,
-    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        define_cell(*self, me, layouts, Define::unchecked, None)
+    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
+        define_cell(*self, me, at, Define::unchecked, None)
     }
 }
 
@@ -161,12 +185,8 @@ impl<A: Protocol> UndefinedAgent for Declared<A> {
         std::any::type_name::<A>()
     }
 
-    fn define(
-        self: Box<Self>,
-        me: Mbox,
-        layouts: &LayoutCache,
-    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
-        define_cell(self.0, me, layouts, Define::check_protocol, None)
+    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
+        define_cell(self.0, me, at, Define::check_protocol, None)
     }
 }
 
@@ -174,40 +194,31 @@ impl<A: Protocol> UndefinedAgent for Declared<A> {
 pub(super) fn define_cell<A: Agent>(
     mut agent: A,
     me: Mbox,
-    layouts: &LayoutCache,
+    at: Placement<'_>,
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
-) -> Result<Box<dyn DefinedAgent>, DefineError> {
+) -> Result<Defined, DefineError> {
     let mut def = Define::new(me);
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
-    Ok(Box::new(DefinedCell::new(agent, def, restart, layouts)))
+    let (cell, sender) = AgentCell::defined(agent, def, restart, at);
+    Ok(Defined {
+        cell,
+        sender: sender.boxed(),
+    })
 }
 
-/// A defined agent, not yet bound: its layout shared, its handlers and hooks its own.
-pub(super) struct DefinedCell<A: Agent> {
-    agent: A,
-    me: Mbox,
-    layout: Arc<AgentLayout>,
-    handlers: Handlers<A>,
-    hooks: Hooks<A>,
-    initial: State,
-    time_handlers: bool,
-    priority: Priority,
-    /// Taken by [`DefinedAgent::take_sender_parts`].
-    sender: SenderParts,
-    /// A supervised agent's factory (and, on restart, the messages deferred to it).
-    restart: Option<Box<Restartable<A>>>,
-}
-
-impl<A: Agent> DefinedCell<A> {
-    /// `agent` as `def` defined it; its layout is shared through `layouts`.
-    pub(super) fn new(
+impl<A: Agent> AgentCell<A> {
+    /// The cell of `agent` as `def` defined it, placed `at`; its layout is shared through the
+    /// env's layout cache. Returns the parts of the definition that senders use apart. The
+    /// cell runs nothing before [`attach`](DefinedAgent::attach)
+    /// completes it (it has no id, lease or start ticket until then).
+    pub(super) fn defined(
         agent: A,
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
-        layouts: &LayoutCache,
-    ) -> Self {
+        at: Placement<'_>,
+    ) -> (Box<Self>, SenderParts) {
         let Define {
             me,
             states,
@@ -224,7 +235,11 @@ impl<A: Agent> DefinedCell<A> {
             track_depth,
         } = def;
         let (handler_layout, handlers) = table.finish(&states);
-        let layout = layouts.share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
+        let layout = at
+            .env
+            .inner()
+            .layouts
+            .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
         let sender = SenderParts {
             insend,
             event_priorities,
@@ -235,71 +250,14 @@ impl<A: Agent> DefinedCell<A> {
             panic_reaction: panic_reaction
                 .or(restart.is_some().then_some(PanicReaction::Supervise)),
         };
-        DefinedCell {
-            agent,
-            me,
-            layout,
-            handlers,
-            hooks: hooks.into_boxed_slice(),
-            initial,
-            time_handlers,
-            priority,
-            sender,
-            restart,
-        }
-    }
-}
-
-impl<A: Agent> DefinedAgent for DefinedCell<A> {
-    fn priority(&self) -> Priority {
-        self.priority
-    }
-
-    fn take_sender_parts(&mut self) -> SenderParts {
-        std::mem::take(&mut self.sender)
-    }
-
-    fn into_body(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
-        let DefinedCell {
-            agent,
-            me,
-            layout,
-            handlers,
-            hooks,
-            initial,
-            time_handlers,
-            restart,
-            ..
-        } = *self;
-        let mut observe = attach.observe;
-        observe.time_handlers |= time_handlers;
-        if observe.time_handlers {
-            me.shared().stats.rare().timing.get_or_init(Box::default);
-        }
-        let mut gate = NOT_STARTED;
-        if layout.states.has_time_limits() {
-            gate |= TIME_LIMITED;
-        }
-        if observe.any() {
-            gate |= OBSERVED;
-        }
-        let extras = (layout.states.has_time_limits() || !attach.multi.is_empty() || observe.any())
-            .then(|| {
-                Box::new(Extras {
-                    limit_epoch: 0,
-                    limit_timers: Vec::new(),
-                    multi: attach.multi,
-                    observe,
-                })
-            });
-        Box::new(AgentCell {
+        let cell = Box::new(AgentCell {
             agent,
             ctx: Ctx {
                 mbox: me,
-                id: attach.id,
-                coop: attach.coop,
-                env: attach.env,
-                binder: attach.binder,
+                id: AgentId::UNATTACHED,
+                coop: at.coop,
+                env: at.env.clone(),
+                binder: at.binder,
                 state: State::DEFAULT,
                 layout,
                 in_transition: false,
@@ -307,37 +265,103 @@ impl<A: Agent> DefinedAgent for DefinedCell<A> {
                 pending_state: None,
                 _agent: PhantomData,
             },
-            gate,
+            gate: NOT_STARTED,
             handlers,
-            hooks,
+            hooks: hooks.into_boxed_slice(),
             initial,
-            extras,
-            panic_reaction: attach.panic_reaction,
+            extras: None,
+            panic_reaction: PanicReaction::Ignore,
             restart,
-            lease: attach.lease,
-            starting: Starting::Pending(attach.start),
+            lease: None,
+            starting: Starting::Defined {
+                priority,
+                time_handlers,
+            },
             started: false,
             entered: false,
             stopped: DropReason::AgentFailed,
-        })
+        });
+        (cell, sender)
+    }
+}
+
+impl<A: Agent> DefinedAgent for AgentCell<A> {
+    fn binder(&self) -> &Binder {
+        &self.ctx.binder
+    }
+
+    fn priority(&self) -> Priority {
+        match self.starting {
+            Starting::Defined { priority, .. } => priority,
+            _ => unreachable!("invariant: a cell is bound before it is attached"),
+        }
+    }
+
+    fn hold_lease(&mut self, lease: Lease) {
+        self.lease = Some(lease);
+    }
+
+    fn attach(mut self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
+        let mut observe = attach.observe;
+        let Starting::Defined { time_handlers, .. } = self.starting else {
+            unreachable!("invariant: a cell is attached once");
+        };
+        observe.time_handlers |= time_handlers;
+        if observe.time_handlers {
+            self.ctx
+                .mbox
+                .shared()
+                .stats
+                .rare()
+                .timing
+                .get_or_init(Box::default);
+        }
+        let has_time_limits = self.ctx.layout.states.has_time_limits();
+        if has_time_limits {
+            self.gate |= TIME_LIMITED;
+        }
+        if observe.any() {
+            self.gate |= OBSERVED;
+        }
+        if has_time_limits || !attach.multi.is_empty() || observe.any() {
+            self.extras = Some(Box::new(Extras {
+                limit_epoch: 0,
+                limit_timers: Vec::new(),
+                multi: attach.multi,
+                observe,
+            }));
+        }
+        self.ctx.id = attach.id;
+        self.panic_reaction = attach.panic_reaction;
+        self.starting = Starting::Pending(attach.start);
+        self
     }
 }
 
 /// Where an agent is in its start (`coop/start.rs`).
 enum Starting {
+    /// Defined, not yet attached ([`DefinedAgent::attach`]): what its definition declared
+    /// that only its registration reads (the priority its binding is prepared with, and
+    /// whether it asked for its handlers to be timed, `Define::measure_handler_time`).
+    Defined {
+        priority: Priority,
+        time_handlers: bool,
+    },
     /// Not started yet: where its start is to be reported.
     Pending(StartTicket),
     /// Started while a sibling has not: it holds the messages it takes, in the order they
-    /// came, until its coop has started (boxed: rare, and it keeps the cell small).
-    Holding(Box<Holding>),
+    /// came, until its coop has started. Every agent of a coop but the last to start passes
+    /// through here, and an idle one stays until its first message: the list is made by the
+    /// first message held (boxed, so that the variant keeps the cell small).
+    Holding {
+        coop: Arc<CoopStart>,
+        // A boxed `Vec` on purpose: 8 bytes in the cell for what most agents never fill,
+        // where a `Vec` would cost 24.
+        #[allow(clippy::box_collection)]
+        held: Option<Box<Vec<Held>>>,
+    },
     /// Its start is settled (whatever the outcome).
     Settled,
-}
-
-/// A started agent waiting for its siblings to start.
-struct Holding {
-    coop: Arc<CoopStart>,
-    held: Vec<Held>,
 }
 
 /// `gate` bits (ground rules): the agent has not started yet…
@@ -386,7 +410,7 @@ struct ActiveLimit {
     _timer: TimerHandle,
 }
 
-struct AgentCell<A: Agent> {
+pub(super) struct AgentCell<A: Agent> {
     agent: A,
     ctx: Ctx<A>,
     /// Its own handlers and hooks, indexed by its layout (`ctx.layout`).
@@ -400,7 +424,8 @@ struct AgentCell<A: Agent> {
     panic_reaction: PanicReaction,
     /// A supervised agent's factory and deferred messages.
     restart: Option<Box<Restartable<A>>>,
-    lease: Lease,
+    /// Keeps its dispatcher alive (`None` only before [`DefinedAgent::attach`]).
+    lease: Option<Lease>,
     /// Where it is in its start (`HELD` while `Holding`).
     starting: Starting,
     /// Its `on_start` succeeded: `on_finish` is due.
@@ -466,12 +491,7 @@ impl<A: Agent> AgentCell<A> {
         let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
         let agent = &mut self.agent;
         let ctx = &mut self.ctx;
-        // SAFETY: the handler belongs to `self.handlers`, which is alive and not touched while
-        // the handler runs (handlers.rs ground rules).
-        let ok = catch_unwind(AssertUnwindSafe(|| unsafe {
-            handler.call(agent, ctx, payload)
-        }))
-        .is_ok();
+        let ok = catch_unwind(AssertUnwindSafe(|| handler.call(agent, ctx, payload))).is_ok();
         CURRENT_AGENT.set(previous);
         if !ok {
             self.on_panic();
@@ -528,8 +548,8 @@ impl<A: Agent> AgentCell<A> {
                 );
             }
             trace_kept(self.shared(), self.ctx.id, &held);
-            if let Starting::Holding(holding) = &mut self.starting {
-                holding.held.push(held);
+            if let Starting::Holding { held: list, .. } = &mut self.starting {
+                list.get_or_insert_with(Box::default).push(held);
             }
             return Taken::Deferred;
         }
@@ -608,11 +628,12 @@ impl<A: Agent> AgentCell<A> {
     /// started, or has and its release demand — which handles what it holds first — is on the
     /// way). Stops the agent if its coop failed to start.
     fn still_holding(&mut self) -> bool {
-        let Starting::Holding(holding) = &self.starting else {
+        let Starting::Holding { coop, held } = &self.starting else {
             unreachable!("invariant: HELD is set exactly while the agent is holding");
         };
-        let registered = !holding.held.is_empty();
-        match holding.coop.on_message(self.ctx.mbox.shared(), registered) {
+        // The list exists once a message was held (never emptied while holding).
+        let registered = held.is_some();
+        match coop.on_message(self.ctx.mbox.shared(), registered) {
             Go::Hold => true,
             Go::Run if registered => true,
             Go::Run => {
@@ -639,8 +660,8 @@ impl<A: Agent> AgentCell<A> {
     fn settle(&mut self) -> Vec<Held> {
         self.gate &= !HELD;
         match std::mem::replace(&mut self.starting, Starting::Settled) {
-            Starting::Holding(holding) => holding.held,
-            Starting::Pending(_) | Starting::Settled => Vec::new(),
+            Starting::Holding { held, .. } => held.map(|held| *held).unwrap_or_default(),
+            Starting::Defined { .. } | Starting::Pending(_) | Starting::Settled => Vec::new(),
         }
     }
 
@@ -828,7 +849,7 @@ impl<A: Agent> AgentCell<A> {
         self.gate &= !NOT_STARTED;
         let ticket = match std::mem::replace(&mut self.starting, Starting::Settled) {
             Starting::Pending(ticket) => ticket,
-            Starting::Holding(_) | Starting::Settled => {
+            Starting::Defined { .. } | Starting::Holding { .. } | Starting::Settled => {
                 unreachable!("invariant: an agent starts once")
             }
         };
@@ -853,10 +874,7 @@ impl<A: Agent> AgentCell<A> {
                         Go::Run => {}
                         Go::Hold => {
                             self.gate |= HELD;
-                            self.starting = Starting::Holding(Box::new(Holding {
-                                coop,
-                                held: Vec::new(),
-                            }));
+                            self.starting = Starting::Holding { coop, held: None };
                         }
                         Go::RolledBack => self.stop(DropReason::StartFailed),
                     }
@@ -1037,7 +1055,7 @@ impl<A: Agent> AgentCell<A> {
             id: next.id(),
             coop: ctx.coop,
             env,
-            lease,
+            lease: lease.expect("invariant: an attached cell holds its lease"),
             binder: ctx.binder,
             restart: restart.expect("invariant: only supervised agents are stopped"),
             observe,

@@ -7,18 +7,18 @@
 //! (`agent/layout.rs`); the agent's own mbox appears in it as [`Source::Own`]. The handlers
 //! themselves ([`Handlers`]) are the agent's own: closures may capture per-agent data.
 //!
-//! Lookup is a short linear scan over the pairs, then an array index by state. Inheritance is
-//! resolved ahead of time: each pair keeps a row with, for every state, the handler declared
-//! in that state or in its nearest ancestor.
+//! Lookup is a short linear scan over the pairs of the shared layout, then an array index by
+//! state. Inheritance is resolved ahead of time: each pair keeps a row with, for every state,
+//! the handler declared in that state or in its nearest ancestor.
 //!
 //! # Ground rules
 //!
-//! The last two lookups are cached inline in [`Handlers`] (most recently used first), as
-//! pointers straight to the boxed handlers, so that a steady stream of the same message types
-//! costs no pointer chasing beyond the agent's own cell. This is sound because handlers are
-//! boxed (their addresses survive moves of the table), are never removed while the table
-//! lives, and the table is not touched while a handler it returned is running (subscriptions
-//! change only at definition time).
+//! - An agent keeps no lookup cache: the layout is shared by every agent of its type, so the
+//!   scan reads lines that stay hot in the cache whichever agent of the type runs, and an
+//!   idle agent does not pay the bytes of a cache per agent (an earlier 2-entry cache of fat
+//!   pointers cost 96 bytes an agent).
+//! - A found handler is a plain borrow of the agent's own [`Handlers`], disjoint from the
+//!   agent and its context, which the handler takes mutably.
 
 use super::Ctx;
 use super::state::{State, StateTree};
@@ -27,7 +27,6 @@ use crate::ids::MboxId;
 use crate::message::payload::Payload;
 use std::any::TypeId;
 use std::marker::PhantomData;
-use std::ptr::NonNull;
 
 /// A handler with its message type erased.
 pub(crate) trait ErasedHandler<A>: Send {
@@ -95,46 +94,6 @@ struct Entry {
     /// Per state: the effective handler index, or `NONE` (filled in by `finish`).
     resolved: Box<[u32]>,
 }
-
-/// A handler found by [`Handlers::lookup`]; valid while its table lives.
-pub(crate) struct HandlerPtr<A: 'static>(NonNull<dyn ErasedHandler<A>>);
-
-impl<A> Clone for HandlerPtr<A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<A> Copy for HandlerPtr<A> {}
-
-impl<A> HandlerPtr<A> {
-    /// Runs the handler.
-    ///
-    /// # Safety
-    ///
-    /// The table that returned this pointer must still be alive (ground rules).
-    #[inline]
-    pub(crate) unsafe fn call(self, agent: &mut A, ctx: &mut Ctx<A>, payload: Payload) {
-        // SAFETY: caller contract; handlers are boxed and never removed (ground rules).
-        unsafe { self.0.as_ref() }.call(agent, ctx, payload)
-    }
-}
-
-/// One cached lookup.
-struct Hot<A: 'static> {
-    source: MboxId,
-    type_id: TypeId,
-    state: State,
-    handler: HandlerPtr<A>,
-}
-
-impl<A> Clone for Hot<A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<A> Copy for Hot<A> {}
 
 /// The table as a definition builds it: subscriptions to queued (non-insend) handlers.
 /// [`finish`](Self::finish) splits it into its layout and the agent's handlers.
@@ -242,7 +201,6 @@ impl<A> HandlerTable<A> {
         };
         let handlers = Handlers {
             own,
-            hot: [None, None],
             handlers: handlers.into_boxed_slice(),
         };
         (layout, handlers)
@@ -264,6 +222,7 @@ pub(crate) struct HandlerLayout {
 
 impl HandlerLayout {
     /// The index of the handler for a message from `source` of type `type_id` in `state`.
+    #[inline]
     fn find(&self, source: Source, type_id: TypeId, state: State) -> Option<usize> {
         let entry = self
             .entries
@@ -274,49 +233,25 @@ impl HandlerLayout {
     }
 }
 
-/// One agent's handlers, indexed by its [`HandlerLayout`], with the lookup cache.
+/// One agent's handlers, indexed by its [`HandlerLayout`].
 pub(crate) struct Handlers<A: 'static> {
     own: MboxId,
-    hot: [Option<Hot<A>>; 2],
     handlers: Box<[Box<dyn ErasedHandler<A>>]>,
 }
-
-// SAFETY: the cached pointers point into `handlers` (which is `Send`); they are plain
-// addresses of data the table owns.
-unsafe impl<A> Send for Handlers<A> {}
 
 impl<A> Handlers<A> {
     /// The handler for a message from `source` of type `type_id` in `state`; `layout` is the
     /// one [`HandlerTable::finish`] gave with these handlers (or an equal one).
     #[inline]
     pub(crate) fn lookup(
-        &mut self,
+        &self,
         layout: &HandlerLayout,
         source: MboxId,
         type_id: TypeId,
         state: State,
-    ) -> Option<HandlerPtr<A>> {
-        let hit = |h: &Option<Hot<A>>| {
-            h.filter(|h| h.type_id == type_id && h.source == source && h.state == state)
-                .map(|h| h.handler)
-        };
-        if let Some(handler) = hit(&self.hot[0]) {
-            return Some(handler);
-        }
-        if let Some(handler) = hit(&self.hot[1]) {
-            self.hot.swap(0, 1);
-            return Some(handler);
-        }
+    ) -> Option<&dyn ErasedHandler<A>> {
         let index = layout.find(Source::of(source, self.own), type_id, state)?;
-        let handler = HandlerPtr(NonNull::from(self.handlers[index].as_ref()));
-        self.hot[1] = self.hot[0];
-        self.hot[0] = Some(Hot {
-            source,
-            type_id,
-            state,
-            handler,
-        });
-        Some(handler)
+        self.handlers.get(index).map(AsRef::as_ref)
     }
 }
 

@@ -48,11 +48,11 @@
 
 use super::Agent;
 use super::cell::{
-    Attach, DefinedAgent, DefinedCell, Observe, StartTicket, UndefinedAgent, define_cell,
+    AgentCell, Attach, Defined, DefinedAgent, Observe, Placement, StartTicket, UndefinedAgent,
+    define_cell,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
-use super::layout::LayoutCache;
 use crate::demand::Demand;
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
@@ -121,11 +121,7 @@ impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
         std::any::type_name::<A>()
     }
 
-    fn define(
-        self: Box<Self>,
-        me: Mbox,
-        layouts: &LayoutCache,
-    ) -> Result<Box<dyn DefinedAgent>, DefineError> {
+    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
         let SupervisedAgent {
             first,
             factory,
@@ -136,7 +132,7 @@ impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
             check,
             deferred: Vec::new(),
         });
-        define_cell(first, me, layouts, check, Some(restart))
+        define_cell(first, me, at, check, Some(restart))
     }
 }
 
@@ -257,14 +253,14 @@ impl<A: Agent> Suspended<A> {
         } = *self;
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
-        let mut defined = Box::new(DefinedCell::new(
-            agent,
-            def,
-            Some(restart),
-            &env.inner().layouts,
-        ));
+        let placement = Placement {
+            env: &env,
+            coop,
+            binder,
+        };
+        let (mut cell, parts) = AgentCell::defined(agent, def, Some(restart), placement);
+        cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).
-        let parts = defined.take_sender_parts();
         let shared = Arc::clone(mbox.shared());
         let multi = parts
             .multi
@@ -275,14 +271,10 @@ impl<A: Agent> Suspended<A> {
             m.mbox
                 .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
         }
-        let mut body = defined.into_body(Attach {
+        let mut body = cell.attach(Attach {
             id,
-            coop,
-            env,
             panic_reaction: parts.panic_reaction.unwrap_or(PanicReaction::Supervise),
             multi,
-            lease,
-            binder,
             observe,
             start: StartTicket::Restart,
         });

@@ -34,18 +34,75 @@ enum Status {
     },
 }
 
+/// One registered coop. Kept small: a tree of 10^6 coops of one agent each (`Ctx::spawn`)
+/// holds 10^6 entries.
 struct Entry {
     parent: Option<CoopId>,
     /// A set: a coop may have many children (an acceptor, a hub), each removed on its own as
-    /// it finishes.
-    children: HashSet<CoopId, IdHash>,
-    agents: Vec<Arc<AgentShared>>,
+    /// it finishes. `None` while it has none (most coops: boxed, so that an entry without
+    /// children does not carry an empty set); never an empty set.
+    // A boxed set on purpose: 8 bytes in the entry of a coop without children, where a set
+    // would cost 32.
+    #[allow(clippy::box_collection)]
+    children: Option<Box<HashSet<CoopId, IdHash>>>,
+    agents: Agents,
     live_agents: usize,
     status: Status,
-    listeners: Vec<DeregListener>,
+    listeners: Box<[DeregListener]>,
     panic_reaction: PanicReaction,
     /// What its supervisor publishes, if it supervises.
     supervisor: Option<Arc<SupervisorShared>>,
+}
+
+impl Entry {
+    fn has_children(&self) -> bool {
+        self.children.is_some()
+    }
+
+    fn add_child(&mut self, child: CoopId) {
+        self.children.get_or_insert_with(Box::default).insert(child);
+    }
+
+    fn remove_child(&mut self, child: CoopId) {
+        if let Some(children) = &mut self.children {
+            children.remove(&child);
+            if children.is_empty() {
+                self.children = None;
+            }
+        }
+    }
+
+    fn children(&self) -> impl Iterator<Item = CoopId> + '_ {
+        self.children.iter().flat_map(|c| c.iter().copied())
+    }
+}
+
+/// A coop's agents, in the order they were added: one inline (no allocation: a coop started by
+/// `Ctx::spawn` or `register_agent`), or a boxed list.
+pub(crate) enum Agents {
+    One(Arc<AgentShared>),
+    Many(Box<[Arc<AgentShared>]>),
+}
+
+impl Agents {
+    fn as_slice(&self) -> &[Arc<AgentShared>] {
+        match self {
+            Agents::One(agent) => std::slice::from_ref(agent),
+            Agents::Many(agents) => agents,
+        }
+    }
+}
+
+impl FromIterator<Arc<AgentShared>> for Agents {
+    fn from_iter<I: IntoIterator<Item = Arc<AgentShared>>>(agents: I) -> Self {
+        let mut agents = agents.into_iter();
+        match (agents.next(), agents.next()) {
+            (Some(one), None) => Agents::One(one),
+            (first, second) => {
+                Agents::Many(first.into_iter().chain(second).chain(agents).collect())
+            }
+        }
+    }
 }
 
 /// Work for the environment to do outside the registry lock.
@@ -108,7 +165,7 @@ impl Registry {
 
     /// The agents of a registered coop, in the order they were added.
     pub(crate) fn agents_of(&self, id: CoopId) -> &[Arc<AgentShared>] {
-        self.coops.get(&id).map_or(&[], |e| &e.agents)
+        self.coops.get(&id).map_or(&[], |e| e.agents.as_slice())
     }
 
     /// What a snapshot shows of coop `id` (`snapshot.rs`), if it is in the registry.
@@ -177,7 +234,7 @@ impl Registry {
         &mut self,
         id: CoopId,
         parent: Option<CoopId>,
-        agents: Vec<Arc<AgentShared>>,
+        agents: Agents,
         listeners: Vec<DeregListener>,
         panic_reaction: PanicReaction,
         supervisor: Option<Arc<SupervisorShared>>,
@@ -190,18 +247,18 @@ impl Registry {
             if !matches!(parent_entry.status, Status::Registered) {
                 return Err(RegisterError::ParentDeregistering(p));
             }
-            parent_entry.children.insert(id);
+            parent_entry.add_child(id);
         }
-        let live_agents = agents.len();
+        let live_agents = agents.as_slice().len();
         self.coops.insert(
             id,
             Entry {
                 parent,
-                children: HashSet::default(),
+                children: None,
                 agents,
                 live_agents,
                 status: Status::Registered,
-                listeners,
+                listeners: listeners.into_boxed_slice(),
                 panic_reaction,
                 supervisor,
             },
@@ -241,13 +298,12 @@ impl Registry {
                 reason: why,
                 finishing: false,
             };
-            if e.children.is_empty() {
+            if !e.has_children() {
                 leaves.push(c);
             }
             stack.extend(
-                e.children
-                    .iter()
-                    .map(|&child| (child, DeregReason::ParentDeregistered)),
+                e.children()
+                    .map(|child| (child, DeregReason::ParentDeregistered)),
             );
         }
         for leaf in leaves {
@@ -278,7 +334,7 @@ impl Registry {
         };
         e.live_agents -= 1;
         if e.live_agents == 0 {
-            if matches!(e.status, Status::Registered) && !e.children.is_empty() {
+            if matches!(e.status, Status::Registered) && e.has_children() {
                 // Its last agent stopped itself: its children go first, then the coop.
                 if let Ok(more) = self.begin_deregistration(coop, DeregReason::Normal) {
                     actions.absorb(more);
@@ -301,7 +357,7 @@ impl Registry {
         if e.live_agents == 0 {
             self.finalize(coop, actions);
         } else {
-            actions.finish.extend(e.agents.iter().cloned());
+            actions.finish.extend(e.agents.as_slice().iter().cloned());
         }
     }
 
@@ -320,12 +376,12 @@ impl Registry {
                 .fire(WatchTarget::Coop(c), reason.into(), &mut actions.terminated);
             actions
                 .notify
-                .push((e.listeners, CoopDeregistered { coop: c, reason }));
+                .push((e.listeners.into_vec(), CoopDeregistered { coop: c, reason }));
             let Some(p) = e.parent else { continue };
             let Some(pe) = self.coops.get_mut(&p) else {
                 continue;
             };
-            pe.children.remove(&c);
+            pe.remove_child(c);
             let waiting = matches!(
                 pe.status,
                 Status::Deregistering {
@@ -333,19 +389,46 @@ impl Registry {
                     ..
                 }
             );
-            if waiting && pe.children.is_empty() {
+            if waiting && !pe.has_children() {
                 if let Status::Deregistering { finishing, .. } = &mut pe.status {
                     *finishing = true;
                 }
                 if pe.live_agents == 0 {
                     next = Some(p);
                 } else {
-                    actions.finish.extend(pe.agents.iter().cloned());
+                    actions.finish.extend(pe.agents.as_slice().iter().cloned());
                 }
             }
         }
         if self.coops.is_empty() {
             actions.became_empty = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Agents;
+    use crate::mbox::direct::AgentShared;
+    use crate::stats::EnvCounters;
+    use std::sync::Arc;
+
+    fn agents(n: usize) -> Vec<Arc<AgentShared>> {
+        let counters = Arc::new(EnvCounters::new(None, None));
+        (0..n)
+            .map(|_| Arc::new(AgentShared::new("t", Arc::clone(&counters))))
+            .collect()
+    }
+
+    #[test]
+    fn one_agent_is_kept_inline_and_any_other_count_as_a_list_in_order() {
+        for n in [0, 1, 2, 5] {
+            let made = agents(n);
+            let kept: Agents = made.iter().cloned().collect();
+            assert_eq!(matches!(kept, Agents::One(_)), n == 1, "{n} agents");
+            let ids: Vec<_> = kept.as_slice().iter().map(|a| a.mbox_id).collect();
+            let expected: Vec<_> = made.iter().map(|a| a.mbox_id).collect();
+            assert_eq!(ids, expected, "{n} agents, in the order they were added");
         }
     }
 }

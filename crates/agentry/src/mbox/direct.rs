@@ -20,7 +20,7 @@ use crate::stats::{AgentCounters, EnvCounters};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::context::Propagation;
-use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord, TraceSink};
+use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord};
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,8 +41,6 @@ pub(crate) struct Binding {
     pub(crate) env: Weak<dyn AgentHost>,
     /// Its supervisor, if it was added with a factory to a supervising coop.
     pub(crate) supervisor: Option<SupervisorLink>,
-    /// The message tracer, if tracing is on (read on the insend path, next to `insend`).
-    pub(crate) trace: Option<Arc<TraceSink>>,
 }
 
 impl Binding {
@@ -351,7 +349,9 @@ impl AgentShared {
         let id = b.id();
         let ctx = InsendCtx::new(self, id);
         let ok = catch_unwind(AssertUnwindSafe(|| handler(&ctx, message))).is_ok();
-        if let Some(sink) = &b.trace {
+        // The env's tracer (`EnvCounters::trace`: fixed when the env is built, so no agent
+        // keeps a copy of its own).
+        if let Some(sink) = &self.counters.trace {
             sink.emit(&TraceRecord {
                 agent: Some(id),
                 agent_type: Some(self.agent_type),

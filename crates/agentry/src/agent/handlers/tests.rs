@@ -95,7 +95,7 @@ impl Agent for Table {
 }
 
 #[test]
-fn each_message_reaches_its_typed_handler_through_the_cache_across_states_and_sources() {
+fn each_message_reaches_its_typed_handler_across_states_and_sources() {
     let mut env = TestEnv::new().expect("test env");
     let multi = env.handle().create_mbox();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -110,7 +110,7 @@ fn each_message_reaches_its_typed_handler_through_the_cache_across_states_and_so
         })
         .expect("registered");
     let drops = Arc::new(AtomicUsize::new(0));
-    // Three types in turn: hits on either cache entry, and misses that evict the older one.
+    // Three types in turn, each found in the shared layout.
     for n in 0..3 {
         agent.send(Small(n));
         agent.send(Ping);
