@@ -18,6 +18,7 @@ mod random_send;
 mod remote_rr;
 mod remote_stream;
 pub(crate) mod ring;
+mod savina;
 mod sched;
 mod send;
 pub(crate) mod send_process;
@@ -51,6 +52,7 @@ pub static BENCHES: &[BenchDef] = &[
     spawn::BENCH,
     ttl::BENCH,
     fan_in::BENCH,
+    savina::BENCH,
     sched::BENCH,
     timer_churn::BENCH,
     timer_accuracy::BENCH,

@@ -1,4 +1,5 @@
-//! A thread pool keeps agents that message each other on one worker (affinity), and still
+//! A thread pool keeps agents that message each other on one worker (affinity) — even while
+//! another worker is woken again and again and searches for work to steal — and still
 //! serves an agent that a handler is blocked waiting for: before a worker blocks in a request
 //! or a chain receive, it hands what it holds to another worker. With affinity off, a handler
 //! may block in anything (here a `std` channel) while another worker serves the agent it
@@ -10,8 +11,12 @@ use agentry::disp::ThreadPoolDispatcher;
 use agentry::mchain::Mchain;
 use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox};
 use common::{DEADLINE, recv};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::Duration;
 
 const ROUNDS: u64 = 50;
 
@@ -139,4 +144,99 @@ fn without_affinity_any_blocking_wait_is_served_by_another_worker() {
     assert_eq!(rounds(false, WaitBy::StdChannel), same);
     let doubled: Vec<u64> = (1..=ROUNDS).map(|n| n * 2).collect();
     assert_eq!(rounds(false, WaitBy::Request), doubled);
+}
+
+/// Round trips of the ping-pong; the first [`SETTLING`] may still move (the agents' start
+/// demands come from the registering thread, so the first ones may run on either worker).
+const PING_PONG_ROUNDS: u64 = 20_000;
+const SETTLING: u64 = 10;
+
+struct Ball(u64);
+
+/// Bounces `Ball(n)` back to its peer; the pinger (the one with `done`) records the thread of
+/// every round after the settling ones and reports them at the end.
+struct Player {
+    peer: Option<Mbox>,
+    threads: HashSet<ThreadId>,
+    done: Option<Sender<HashSet<ThreadId>>>,
+}
+
+struct Peer(Mbox);
+
+impl Agent for Player {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|p: &mut Player, _: &mut Ctx<Player>, Peer(m)| p.peer = Some(m))?;
+        def.on(|p: &mut Player, _: &mut Ctx<Player>, Ball(n)| {
+            if n > SETTLING && p.done.is_some() {
+                p.threads.insert(std::thread::current().id());
+            }
+            match &p.done {
+                Some(done) if n == PING_PONG_ROUNDS => {
+                    let _ = done.send(std::mem::take(&mut p.threads));
+                }
+                _ => p
+                    .peer
+                    .as_ref()
+                    .expect("the peer is known before the first ball")
+                    .send(Ball(n + u64::from(p.done.is_some()))),
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// Does nothing with what a plain thread keeps sending it: each poke wakes an idle worker,
+/// which then searches for work (and would steal a stealable ready agent).
+struct Noise;
+struct Nudge;
+
+impl Agent for Noise {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|_: &mut Noise, _: &mut Ctx<Noise>, Nudge| {})?;
+        Ok(())
+    }
+}
+
+#[test]
+fn with_affinity_a_ping_pong_stays_on_one_worker_while_the_other_keeps_searching() {
+    let env = Env::builder().autoshutdown(false).build().expect("env");
+    let h = env.handle().clone();
+    let pool = ThreadPoolDispatcher::builder("pool")
+        .threads(2)
+        .build(&h)
+        .expect("pool");
+    let (done_tx, done) = mpsc::channel();
+    let mut coop = h.new_coop();
+    let player = |done| Player {
+        peer: None,
+        threads: HashSet::new(),
+        done,
+    };
+    let pinger = coop.add_with(player(Some(done_tx)), &pool.binder());
+    let ponger = coop.add_with(player(None), &pool.binder());
+    let noise = coop.add_with(Noise, &pool.binder());
+    h.register_coop(coop).expect("registered");
+    pinger.send(Peer(ponger.clone()));
+    ponger.send(Peer(pinger.clone()));
+    let stop_noise = Arc::new(AtomicBool::new(false));
+    let noisy = {
+        let stop_noise = Arc::clone(&stop_noise);
+        std::thread::spawn(move || {
+            while !stop_noise.load(Ordering::Relaxed) {
+                noise.send(Nudge);
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        })
+    };
+    ponger.send(Ball(1));
+    let threads = recv(&done);
+    stop_noise.store(true, Ordering::Relaxed);
+    noisy.join().expect("noise thread");
+    assert_eq!(
+        threads.len(),
+        1,
+        "after settling, every round ran on one worker"
+    );
+    h.stop();
+    common::run_env(env);
 }

@@ -1,6 +1,7 @@
 //! `pingpong`: two agents bounce a message R times (2·R messages); reports the round-trip
 //! time. Same thread: both on the default `one_thread` dispatcher; across 2 threads: each on
-//! a `one_thread` dispatcher of its own, so every message crosses threads (and may wake one).
+//! a `one_thread` dispatcher of its own, so every message crosses threads (and may wake one);
+//! on a `thread_pool` of 2 threads, which should keep the two on one worker (affinity).
 
 use super::support::{Finish, Placement, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
@@ -78,6 +79,11 @@ fn cases(scale: Scale) -> Vec<Case> {
             format!("one_thread x2 across 2 threads R={across}"),
             Placement::Dispatchers(2),
             across,
+        ),
+        pingpong_case(
+            format!("thread_pool T=2 R={same}"),
+            Placement::ThreadPool(2),
+            same,
         ),
     ]
 }

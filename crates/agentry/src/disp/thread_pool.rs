@@ -2,9 +2,16 @@
 //! two workers at once.
 //!
 //! Each agent (or, with [`Fifo::Coop`], each coop) has its own queue of demands with a run
-//! state (`sync/run_state.rs`); a queue that receives a demand while idle is scheduled on the
-//! pool (`thread_pool/pool.rs`), and a worker runs up to `max_demands_at_once` of its demands
-//! before taking the next queue — the knob between fairness (small) and batching (large).
+//! state (`sync/run_state.rs`); a queue that receives a demand while idle is made ready on the
+//! pool, and a worker runs up to `max_demands_at_once` of its demands before taking the next
+//! queue — the knob between fairness (small) and batching (large).
+//!
+//! How work moves between workers (`thread_pool/pool.rs` has the ground rules): a queue made
+//! ready by a handler goes to its worker's `next` slot, which that worker runs next and no
+//! other can steal (affinity: agents that talk to each other stay on one worker); the queue
+//! it displaces goes to the worker's stealable deque, and only then is an idle worker woken.
+//! Queues made ready from outside the pool go to the shared injector. An idle worker steals
+//! from the injector, then from the others' deques; a busy one never steals.
 
 #[allow(unsafe_code)]
 mod agent_queue;
@@ -116,12 +123,12 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Whether agents that message each other stay on one worker (default: on). On, a
-    /// worker that makes an agent ready while it has nothing else queued keeps that agent
-    /// for itself — a ping-pong, a ring or a request chain runs on one thread, with no wake-up
-    /// between threads per message — and wakes another worker only once it has more ready
-    /// than it takes next, or before it blocks in agentry's own waits (a request, a chain
-    /// receive). The price: an agent made ready by a handler that then blocks in anything
+    /// Whether agents that message each other stay on one worker (default: on). On, the
+    /// agent a handler makes ready runs next on the same worker, out of reach of the other
+    /// workers (tokio's LIFO slot) — a ping-pong, a ring or a request chain runs on one
+    /// thread, with no wake-up between threads per message — and the worker wakes another
+    /// only once it has more ready than it takes next, or before it blocks in agentry's own
+    /// waits (a request, a chain receive). The price: an agent made ready by a handler that then blocks in anything
     /// *else* (a `std` channel, a socket, a sleep) waits for that handler to return. Turn it
     /// off for pools whose handlers block that way: every ready agent then wakes an idle
     /// worker at once.

@@ -2,7 +2,7 @@
 //! `LOOM_MAX_PREEMPTIONS` preemptions (default [`PREEMPTIONS`]; the bound tokio uses in CI is
 //! 2; exhaustive search of three threads with parking does not finish in reasonable time).
 
-use super::mpsc::MpscQueue;
+use super::mpsc::{Lined, MpscQueue, SMALL_BLOCK_CAP};
 use super::parker::Parker;
 use loom::sync::Arc;
 use loom::thread;
@@ -88,9 +88,10 @@ fn values_left_in_the_queue_are_dropped_with_it() {
     });
 }
 
-/// A queue served by a pool: items plus its run state (what the thread pool's agent queue is).
+/// A queue served by a pool: items plus its run state (what the thread pool's agent queue is,
+/// with its block size and layout).
 struct Served {
-    items: MpscQueue<usize>,
+    items: MpscQueue<usize, SMALL_BLOCK_CAP, Lined>,
     state: super::run_state::RunState,
     /// Set while a thread runs the queue: two at once would be a violation.
     running: loom::sync::atomic::AtomicBool,
@@ -101,23 +102,11 @@ fn serve_one(
     ready: &loom::sync::Mutex<std::collections::VecDeque<Arc<Served>>>,
     taken: &loom::sync::atomic::AtomicUsize,
 ) -> bool {
-    use loom::sync::atomic::Ordering;
     let Some(q) = ready.lock().expect("ready").pop_front() else {
         return false;
     };
     assert!(q.state.start(), "a queue taken from `ready` is scheduled");
-    assert!(
-        !q.running.swap(true, Ordering::AcqRel),
-        "run by two threads at once"
-    );
-    // SAFETY: the run state makes this thread the queue's only consumer.
-    while let Some(_item) = unsafe { q.items.pop() } {
-        taken.fetch_add(1, Ordering::AcqRel);
-    }
-    q.running.store(false, Ordering::Release);
-    if q.state.stop() {
-        ready.lock().expect("ready").push_back(q.clone());
-    }
+    run_held(&q, ready, taken);
     true
 }
 
@@ -170,6 +159,86 @@ fn a_queue_runs_on_one_thread_at_a_time_and_no_push_is_left_unscheduled() {
             "every pushed item was scheduled and taken"
         );
     });
+}
+
+/// Runs a queue whose run state the calling thread holds (taken by `start` or `claim`), as a
+/// pool worker does.
+fn run_held(
+    q: &Arc<Served>,
+    ready: &loom::sync::Mutex<std::collections::VecDeque<Arc<Served>>>,
+    taken: &loom::sync::atomic::AtomicUsize,
+) {
+    use loom::sync::atomic::Ordering;
+    assert!(
+        !q.running.swap(true, Ordering::AcqRel),
+        "run by two threads at once"
+    );
+    // SAFETY: the run state makes this thread the queue's only consumer.
+    while let Some(_item) = unsafe { q.items.pop() } {
+        taken.fetch_add(1, Ordering::AcqRel);
+    }
+    q.running.store(false, Ordering::Release);
+    if q.state.stop() {
+        ready.lock().expect("ready").push_back(q.clone());
+    }
+}
+
+/// A worker pushes and claims the queue for its `next` slot (`RunState::claim`) while another
+/// producer pushes and a second worker serves ready queues; the claiming worker then runs the
+/// queue itself, or (`release`) hands it to the ready queue as a displaced slot does. Never
+/// two runners, every item taken.
+#[test]
+fn a_queue_claimed_by_a_producing_worker_runs_once_at_a_time_and_loses_no_push() {
+    use loom::sync::Mutex;
+    use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::collections::VecDeque;
+
+    for release in [false, true] {
+        model(move || {
+            let served = Arc::new(Served {
+                items: MpscQueue::new(),
+                state: super::run_state::RunState::new(),
+                running: AtomicBool::new(false),
+            });
+            let ready: Arc<Mutex<VecDeque<Arc<Served>>>> = Arc::new(Mutex::new(VecDeque::new()));
+            let taken = Arc::new(AtomicUsize::new(0));
+            let producer = {
+                let (served, ready) = (served.clone(), ready.clone());
+                thread::spawn(move || {
+                    served.items.push(0);
+                    if served.state.notify() {
+                        ready.lock().expect("ready").push_back(served.clone());
+                    }
+                })
+            };
+            let claimer = {
+                let (served, ready, taken) = (served.clone(), ready.clone(), taken.clone());
+                thread::spawn(move || {
+                    served.items.push(1);
+                    if !served.state.claim() {
+                        return;
+                    }
+                    if release {
+                        served.state.pause();
+                        ready.lock().expect("ready").push_back(served.clone());
+                    } else {
+                        run_held(&served, &ready, &taken);
+                    }
+                })
+            };
+            let worker = {
+                let (ready, taken) = (ready.clone(), taken.clone());
+                thread::spawn(move || {
+                    serve_one(&ready, &taken);
+                })
+            };
+            for t in [producer, claimer, worker] {
+                t.join().expect("thread");
+            }
+            while serve_one(&ready, &taken) {}
+            assert_eq!(taken.load(Ordering::Acquire), 2, "every pushed item taken");
+        });
+    }
 }
 
 /// With loom's two-slot blocks, four values span three blocks: producers install blocks

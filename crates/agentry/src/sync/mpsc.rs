@@ -57,6 +57,7 @@ use super::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use super::thread;
 use crossbeam_utils::CachePadded;
 use std::mem::MaybeUninit;
+use std::ops::Deref;
 use std::ptr;
 
 /// Slots per block (31: a block's index range plus its sentinel is a power of two).
@@ -100,13 +101,57 @@ impl<T, const CAP: usize> Block<T, CAP> {
     }
 }
 
+/// How a queue lays out its producers' part and its consumer's part.
+pub(crate) trait Spacing {
+    /// A part, laid out.
+    type Of<X>: Deref<Target = X>;
+    fn space<X>(part: X) -> Self::Of<X>;
+}
+
+/// Each part on cache lines of its own, so producers and the consumer never write to one
+/// line (256 B a queue): for a queue that is one of few and busy from several threads at once
+/// (a dispatcher's).
+pub(crate) enum Padded {}
+
+impl Spacing for Padded {
+    type Of<X> = CachePadded<X>;
+    fn space<X>(part: X) -> CachePadded<X> {
+        CachePadded::new(part)
+    }
+}
+
+/// Each part on one 64-byte line of its own (128 B a queue, against 256 B [`Padded`], whose
+/// pairs of lines also keep the adjacent-line prefetcher from pulling in the other part):
+/// for a queue that is one of very many, mostly short (a pool agent's), where every line a
+/// message touches is likely a cache miss, yet many threads may send at once while its
+/// consumer pops (a fan-in), so producers and the consumer must not write to one line.
+pub(crate) enum Lined {}
+
+/// A part of a [`Lined`] queue.
+#[repr(align(64))]
+pub(crate) struct Line<X>(X);
+
+impl<X> Deref for Line<X> {
+    type Target = X;
+    fn deref(&self) -> &X {
+        &self.0
+    }
+}
+
+impl Spacing for Lined {
+    type Of<X> = Line<X>;
+    fn space<X>(part: X) -> Line<X> {
+        Line(part)
+    }
+}
+
 /// Unbounded lock-free MPSC queue (see the module docs for the rules) with blocks of `CAP`
-/// slots.
-pub(crate) struct MpscQueue<T, const CAP: usize = BLOCK_CAP> {
-    /// The producers' cache line.
-    tail: CachePadded<Tail<T, CAP>>,
-    /// The consumer's cache line.
-    head: CachePadded<Head<T, CAP>>,
+/// slots, its parts laid out by `S`.
+pub(crate) struct MpscQueue<T, const CAP: usize = BLOCK_CAP, S: Spacing = Padded> {
+    /// The producers' part.
+    tail: S::Of<Tail<T, CAP>>,
+    /// The consumer's part.
+    head: S::Of<Head<T, CAP>>,
 }
 
 struct Tail<T, const CAP: usize> {
@@ -127,9 +172,9 @@ struct Head<T, const CAP: usize> {
 
 // SAFETY: values cross threads (producer → consumer), so `T: Send` suffices; the raw pointers
 // are owned by the queue and only dereferenced under the rules in the module docs.
-unsafe impl<T: Send, const CAP: usize> Send for MpscQueue<T, CAP> {}
+unsafe impl<T: Send, const CAP: usize, S: Spacing> Send for MpscQueue<T, CAP, S> {}
 // SAFETY: `push` is safe from any thread; `pop` is `unsafe` and requires a single consumer.
-unsafe impl<T: Send, const CAP: usize> Sync for MpscQueue<T, CAP> {}
+unsafe impl<T: Send, const CAP: usize, S: Spacing> Sync for MpscQueue<T, CAP, S> {}
 
 /// Waiting for another producer to install the next block: spin briefly, then yield.
 struct Backoff(u32);
@@ -148,7 +193,7 @@ impl Backoff {
     }
 }
 
-impl<T, const CAP: usize> MpscQueue<T, CAP> {
+impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
     /// Index positions per block: its slots plus the sentinel.
     const LAP: u64 = CAP as u64 + 1;
 
@@ -156,11 +201,11 @@ impl<T, const CAP: usize> MpscQueue<T, CAP> {
     pub(crate) fn new() -> Self {
         let first = Block::alloc();
         MpscQueue {
-            tail: CachePadded::new(Tail {
+            tail: S::space(Tail {
                 index: AtomicU64::new(0),
                 block: AtomicPtr::new(first),
             }),
-            head: CachePadded::new(Head {
+            head: S::space(Head {
                 pos: UnsafeCell::new((first, 0)),
                 popped: AtomicU64::new(0),
                 spare: AtomicPtr::new(ptr::null_mut()),
@@ -321,7 +366,7 @@ impl<T, const CAP: usize> MpscQueue<T, CAP> {
     }
 }
 
-impl<T, const CAP: usize> Drop for MpscQueue<T, CAP> {
+impl<T, const CAP: usize, S: Spacing> Drop for MpscQueue<T, CAP, S> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is active any more, so every claimed slot is
         // written.

@@ -14,6 +14,13 @@
 //!   read). Otherwise a producer that finds `SCHEDULED` would not synchronise with the thread
 //!   that later starts the queue, which could miss the item, stop, and strand it (loom found
 //!   this; on x86 the producer's link store may still sit in its store buffer).
+//! - A producer that will run the queue itself next (a pool worker that keeps the queue in its
+//!   own `next` slot, `disp/thread_pool/pool.rs`) calls [`RunState::claim`] instead of
+//!   `notify`: `IDLE → RUNNING` (it holds the queue from then on, no ready queue involved),
+//!   `RUNNING → NOTIFIED`, anything else unchanged — the same read-modify-write, so it
+//!   synchronises with every other producer as `notify` does. If it later hands the queue
+//!   to others instead of running it, it calls [`RunState::pause`] and puts it into a ready
+//!   queue, as a running thread whose budget is used up does.
 //! - The thread that takes the queue from a ready queue calls [`RunState::start`]
 //!   (`SCHEDULED → RUNNING`, a compare-and-swap: it fails on a queue that is not scheduled);
 //!   it alone pops items while the queue is running.
@@ -24,6 +31,11 @@
 //!   (and the thread reschedules).
 //! - When it stops with items left (its budget used up) it calls [`RunState::pause`]
 //!   (`→ SCHEDULED`) and puts the queue back.
+//! - Every transition the holder makes is a read-modify-write (`pause` and the `NOTIFIED →
+//!   SCHEDULED` of `stop` are swaps, not stores), so all of them and the producers' `notify`
+//!   and `claim` form one chain: a producer's `RUNNING → NOTIFIED` can never land after the
+//!   holder's `→ SCHEDULED` and leave a queue in a ready queue that `start` refuses (loom found
+//!   that with plain stores, in the model of a claimed queue handed to a ready queue).
 
 use super::atomic::{AtomicU8, Ordering};
 
@@ -58,6 +70,25 @@ impl RunState {
         previous == IDLE
     }
 
+    /// After a push by a thread that will run the queue itself next. True if it holds the
+    /// queue now (`IDLE → RUNNING`): it must run it, or [`pause`](Self::pause) it and put it
+    /// into a ready queue.
+    #[inline]
+    pub(crate) fn claim(&self) -> bool {
+        let next = |state| match state {
+            IDLE => RUNNING,
+            RUNNING => NOTIFIED,
+            same => same,
+        };
+        let previous = match self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| Some(next(s)))
+        {
+            Ok(previous) | Err(previous) => previous,
+        };
+        previous == IDLE
+    }
+
     /// The queue was taken from a ready queue: `SCHEDULED → RUNNING`. False (and nothing
     /// changed) if it was not scheduled — the caller must not take items then.
     pub(crate) fn start(&self) -> bool {
@@ -76,14 +107,17 @@ impl RunState {
             Ok(_) => false,
             Err(actual) => {
                 debug_assert_eq!(actual, NOTIFIED, "invariant: only the running thread stops");
-                self.0.store(SCHEDULED, Ordering::Release);
+                // A swap, not a store (ground rules).
+                self.0.swap(SCHEDULED, Ordering::AcqRel);
                 true
             }
         }
     }
 
-    /// Items are left but the thread's budget is used up: the caller puts the queue back.
+    /// Items are left but the thread's budget is used up, or a claimed queue is handed to
+    /// other threads: the caller puts the queue into a ready queue.
     pub(crate) fn pause(&self) {
-        self.0.store(SCHEDULED, Ordering::Release);
+        // A swap, not a store (ground rules).
+        self.0.swap(SCHEDULED, Ordering::AcqRel);
     }
 }

@@ -8,8 +8,9 @@
 //! after every raised demand pushed before it, which the move has already taken in.
 //!
 //! [`Running`] is the pool thread that holds a queue's run state, as a type: only
-//! [`AgentQueue::start`] makes one (and only on a scheduled queue), it is not `Send`, and it
-//! ends by stopping or pausing the queue. Popping and running demands are its safe methods;
+//! [`AgentQueue::start`] (on a scheduled queue) and [`Claimed::run`] (on a queue the worker
+//! claimed as it made it ready) make one, it is not `Send`, and it ends by stopping or
+//! pausing the queue. Popping and running demands are its safe methods;
 //! the `unsafe` of the pool is in this file.
 
 use super::pool::Pool;
@@ -17,7 +18,7 @@ use crate::demand::Demand;
 use crate::disp::event_lanes::EventLanes;
 use crate::disp::execute::execute;
 use crate::slab::AgentSlab;
-use crate::sync::mpsc::{MpscQueue, SMALL_BLOCK_CAP};
+use crate::sync::mpsc::{Lined, MpscQueue, SMALL_BLOCK_CAP};
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -30,8 +31,10 @@ const SORT_BATCH: usize = 256;
 /// Demands of one agent (or coop) plus its run state (`sync/run_state.rs`): a pool thread
 /// runs it only while it holds it, so its agents never run on two threads at once.
 pub(crate) struct AgentQueue {
-    /// Small blocks: a pool holds one queue per agent (or coop), mostly short.
-    demands: MpscQueue<Demand, SMALL_BLOCK_CAP>,
+    /// Small blocks, a 64-byte line per part (`mpsc::Lined`): a pool holds one queue per
+    /// agent (or coop), mostly short, and every line a message touches is likely a cache miss
+    /// when the agents are many.
+    demands: MpscQueue<Demand, SMALL_BLOCK_CAP, Lined>,
     /// Demands with a raised event priority pushed into `demands` and not taken out yet
     /// (counted before the push, so never below the true number).
     raised_queued: AtomicUsize,
@@ -69,11 +72,19 @@ impl AgentQueue {
             self.raised_queued.fetch_add(1, Ordering::Relaxed);
         }
         self.demands.push(demand);
-        if self.state.notify() {
-            self.pool.schedule(Arc::clone(self));
-            self.pool.drained_if_abandoned();
-        }
+        self.pool.notify(self);
         Ok(())
+    }
+
+    /// After a push: schedules the queue if it was idle (`RunState::notify`).
+    pub(super) fn notify(self: &Arc<Self>) -> Option<Arc<Self>> {
+        self.state.notify().then(|| Arc::clone(self))
+    }
+
+    /// After a push by a worker that will run the queue itself next: holds the queue if it
+    /// was idle (`RunState::claim`).
+    pub(super) fn claim(self: &Arc<Self>) -> Option<Claimed> {
+        self.state.claim().then(|| Claimed(Arc::clone(self)))
     }
 
     /// Takes the run state of a queue taken from a ready queue; `None` if it is not
@@ -122,6 +133,28 @@ impl Drop for AgentQueue {
     }
 }
 
+/// A queue whose run state a worker took with [`AgentQueue::claim`]: it runs it
+/// ([`run`](Self::run)) or hands it to a ready queue ([`release`](Self::release)).
+pub(super) struct Claimed(Arc<AgentQueue>);
+
+impl Claimed {
+    /// Runs the claimed queue through `f`, which must end the [`Running`] it is given (stop or
+    /// pause); returns the queue and what `f` returned.
+    pub(super) fn run<R>(self, f: impl FnOnce(Running<'_>) -> R) -> (Arc<AgentQueue>, R) {
+        let r = f(Running {
+            queue: &self.0,
+            _not_send: PhantomData,
+        });
+        (self.0, r)
+    }
+
+    /// Hands the queue to other workers: scheduled (`RunState::pause`), for a ready queue.
+    pub(super) fn release(self) -> Arc<AgentQueue> {
+        self.0.state.pause();
+        self.0
+    }
+}
+
 /// The pool thread that holds a queue's run state (module docs).
 pub(super) struct Running<'q> {
     queue: &'q AgentQueue,
@@ -129,6 +162,11 @@ pub(super) struct Running<'q> {
 }
 
 impl Running<'_> {
+    /// The queue this thread runs.
+    pub(super) fn queue(&self) -> &AgentQueue {
+        self.queue
+    }
+
     /// The next demand.
     pub(super) fn pop(&mut self) -> Option<Demand> {
         let queue = self.queue;

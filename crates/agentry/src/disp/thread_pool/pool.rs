@@ -1,20 +1,42 @@
-//! The shared part of a thread pool: ready queues, work stealing, and who sleeps.
+//! The shared part of a thread pool: ready queues, the workers' `next` slots, work stealing,
+//! and who sleeps.
+//!
+//! # How work moves between workers
+//!
+//! A ready agent queue is in exactly one of four places, and a worker looks for work in this
+//! order: its own `next` slot, its own deque, the injector, the other workers' deques.
+//!
+//! | place | who puts a queue there | who takes it |
+//! |---|---|---|
+//! | a worker's `next` slot (one queue, not stealable) | that worker, when a handler it runs makes an idle queue ready (affinity on) | that worker, next |
+//! | a worker's deque (FIFO, stealable) | that worker: a queue displaced from its slot, a queue whose budget ran out or that was notified while running, everything it schedules with affinity off | that worker, or a thief |
+//! | the injector | any thread outside the pool (a timer, a plain thread, another dispatcher) | any worker |
 //!
 //! # Ground rules
 //!
-//! - Ready agent queues sit in the injector (scheduled from outside the pool) or in a worker's
-//!   local deque (scheduled by that worker: a message between agents of the same pool stays on
-//!   the worker that sent it). Idle workers steal from the injector and from each other
-//!   (`crossbeam-deque`).
-//! - Affinity (on by default, `ThreadPoolBuilder::affinity`): a worker that schedules a
-//!   queue into its *empty* deque wakes nobody — it takes
-//!   that queue itself as soon as its current one yields, so agents that talk to each other
-//!   (a ping-pong, a ring, a request chain) stay on one worker instead of being stolen across
-//!   threads at every message. Once its deque holds more than the queue it is about to take,
-//!   it wakes a worker as any producer does. A worker about to block (a request, a chain
-//!   receive: [`before_blocking`]) first wakes a worker for what its deque holds, so nothing
-//!   waits behind a blocked thread for an agent that another worker could run.
-//! - Wake-ups: after scheduling, a producer issues a `SeqCst` fence and wakes one sleeping
+//! - Affinity (on by default, `ThreadPoolBuilder::affinity`), tokio's LIFO slot for agents:
+//!   a handler that makes an idle queue of its own pool ready *claims* it for its worker
+//!   (`RunState::claim`, the same one read-modify-write a producer makes anyway: the queue is
+//!   held from then on, no ready queue involved) and puts it into the worker's `next` slot,
+//!   which the worker runs as soon as its current queue yields and no other worker can
+//!   steal. So agents that talk to each other (a ping-pong, a ring, a request chain) stay on
+//!   one worker, warm in its cache, with no wake-up and no deque traffic per message. The
+//!   queue the slot held is *released* (`RunState::pause`: scheduled) to the back of the
+//!   deque, and only then is another worker woken: the worker holds more ready queues than
+//!   the one it takes next, and a thief may take them.
+//! - The slot is bounded: while the deque holds queues, a worker takes at most
+//!   [`NEXT_IN_A_ROW`] queues in a row from its slot, then the oldest of its deque; every
+//!   [`INJECTOR_INTERVAL`] activations it looks at the injector first. Two agents that keep
+//!   each other busy through the slot starve neither the deque nor the injector.
+//! - A queue put back after its budget ran out, or notified while it ran, goes to the back of
+//!   the deque (never to the slot, so it yields to what waits); another worker is woken only
+//!   if the deque or the slot already held a queue.
+//! - A worker about to block (a request, a chain receive: [`before_blocking`]) releases its
+//!   slot into its deque and wakes a worker for what the deque holds, so nothing waits behind
+//!   a blocked thread for an agent that another worker could run.
+//! - Idle workers steal: a searching worker takes a batch from the injector, then one queue
+//!   from another worker's deque. A busy worker never steals.
+//! - Wake-ups: after putting a queue into the injector or a deque, a producer issues a `SeqCst` fence and wakes one sleeping
 //!   worker only if no worker is searching for work. The woken worker counts as searching
 //!   from the moment it is chosen, so a burst of sends wakes one worker, not one per message;
 //!   a searching worker that finds work while more is waiting wakes the next one.
@@ -30,7 +52,7 @@
 //!   same lock — drains the abandoned pool itself. A message accepted in the race with
 //!   closing is never left uncounted in a queue nobody runs.
 
-use super::agent_queue::AgentQueue;
+use super::agent_queue::{AgentQueue, Claimed};
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
 use crate::sync::parker::Parker;
@@ -46,14 +68,53 @@ thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
+/// A queue a worker found to run.
+pub(super) enum Ready {
+    /// From its `next` slot: the worker claimed it as it made it ready.
+    Claimed(Claimed),
+    /// From a ready queue: scheduled, the worker starts it.
+    Scheduled(Arc<AgentQueue>),
+}
+
 struct Local {
     /// The pool this thread works for.
     pool: Arc<Pool>,
     deque: Worker<Arc<AgentQueue>>,
+    /// The queue a handler on this worker made ready last: the worker runs it next, and no
+    /// other worker can steal it (ground rules: affinity).
+    next: Cell<Option<Claimed>>,
+    /// Queues taken from `next` in a row while the deque held others (see [`NEXT_IN_A_ROW`]).
+    next_streak: Cell<u32>,
     /// Queues this worker has taken so far (see [`INJECTOR_INTERVAL`]).
     activations: Cell<u32>,
     /// The address of the queue this worker is running, 0 between queues.
     running: Cell<usize>,
+}
+
+impl Local {
+    fn next_is_empty(&self) -> bool {
+        let next = self.next.take();
+        let empty = next.is_none();
+        self.next.set(next);
+        empty
+    }
+
+    /// The queue in the `next` slot, unless [`NEXT_IN_A_ROW`] were taken from it in a row
+    /// and the deque holds others (then the deque's oldest goes first, once).
+    fn take_next(&self) -> Option<Claimed> {
+        let streak = self.next_streak.get();
+        let next = if streak < NEXT_IN_A_ROW || self.deque.is_empty() {
+            self.next.take()
+        } else {
+            None
+        };
+        self.next_streak.set(if next.is_some() {
+            streak.saturating_add(1)
+        } else {
+            0
+        });
+        next
+    }
 }
 
 /// Called before the calling thread blocks waiting for another agent (a request, a chain
@@ -62,10 +123,16 @@ struct Local {
 pub(crate) fn before_blocking() {
     LOCAL.with_borrow(|local| {
         if let Some(l) = local {
-            l.pool.share_before_blocking(&l.deque);
+            l.pool.share_before_blocking(l);
         }
     });
 }
+
+/// While its deque holds other queues, a worker takes at most this many queues in a row from
+/// its `next` slot before it takes the oldest one of its deque: two agents that keep each
+/// other busy through the slot do not starve what waits behind them (tokio bounds its LIFO
+/// slot the same way). With the deque empty the slot has no such bound.
+const NEXT_IN_A_ROW: u32 = 16;
 
 /// Every this many activations a worker looks at the injector before its own deque, so that
 /// work scheduled from outside the pool is not starved by agents of the pool that keep each
@@ -175,40 +242,81 @@ impl Pool {
         });
     }
 
-    /// Puts a ready queue where a worker will find it, and wakes a worker if needed (ground
-    /// rules: affinity).
-    pub(super) fn schedule(&self, queue: Arc<AgentQueue>) {
+    /// A demand was pushed to `queue`: if that made it ready, it goes where a worker will find
+    /// it, and a worker is woken if needed (ground rules: affinity). On a worker of this pool
+    /// with affinity on, the worker claims it for its `next` slot, and the queue it displaces
+    /// goes to its deque.
+    #[inline]
+    pub(super) fn notify(&self, queue: &Arc<AgentQueue>) {
+        let on_worker = self.affinity
+            && LOCAL.with_borrow(|local| match local {
+                Some(l) if std::ptr::eq(&*l.pool, self) => {
+                    if let Some(claimed) = queue.claim()
+                        && let Some(displaced) = l.next.replace(Some(claimed))
+                    {
+                        l.deque.push(displaced.release());
+                        self.wake_one_if_none_searching();
+                    }
+                    // Claimed, the worker runs it next, and cannot leave the pool with it in
+                    // its slot: no other thread needs to see it.
+                    true
+                }
+                _ => false,
+            });
+        if !on_worker && let Some(queue) = queue.notify() {
+            self.schedule(queue);
+            self.drained_if_abandoned();
+        }
+    }
+
+    /// Puts a queue made ready by a push into a ready queue: the deque of the calling worker
+    /// (affinity off), or the injector.
+    fn schedule(&self, queue: Arc<AgentQueue>) {
         let scheduled = LOCAL.with_borrow(|local| match local {
             Some(l) if std::ptr::eq(&*l.pool, self) => {
-                let had_work = !l.deque.is_empty();
                 l.deque.push(queue);
-                Ok(had_work)
+                Ok(())
+            }
+            _ => Err(queue),
+        });
+        if let Err(queue) = scheduled {
+            self.injector.push(queue);
+        }
+        self.wake_one_if_none_searching();
+    }
+
+    /// The calling worker is about to block: the queue in its `next` slot joins its deque,
+    /// and if the deque holds queues another worker is woken to take them (ground rules:
+    /// affinity).
+    fn share_before_blocking(&self, local: &Local) {
+        if let Some(next) = local.next.take() {
+            local.deque.push(next.release());
+        }
+        if !local.deque.is_empty() {
+            self.wake_one_if_none_searching();
+        }
+    }
+
+    /// A worker puts back a queue it paused (budget used up) or that was notified while it
+    /// ran: at the back of its deque, behind what waits there. It wakes another worker only
+    /// if it now holds more than the one queue it takes next (ground rules: affinity).
+    pub(super) fn reschedule_local(&self, queue: Arc<AgentQueue>) {
+        let scheduled = LOCAL.with_borrow(|local| match local {
+            Some(l) if std::ptr::eq(&*l.pool, self) => {
+                let alone = l.deque.is_empty() && l.next_is_empty();
+                l.deque.push(queue);
+                Ok(alone)
             }
             _ => Err(queue),
         });
         match scheduled {
-            // This worker takes it next; it cannot leave the pool with it queued, so no other
-            // thread needs to see it.
-            Ok(false) if self.affinity => {}
+            Ok(true) if self.affinity => {}
             Ok(_) => self.wake_one_if_none_searching(),
             Err(queue) => {
                 self.injector.push(queue);
                 self.wake_one_if_none_searching();
             }
         }
-    }
-
-    /// The calling worker is about to block: if its deque holds queues, another worker is
-    /// woken to take them (ground rules: affinity).
-    fn share_before_blocking(&self, deque: &Worker<Arc<AgentQueue>>) {
-        if !deque.is_empty() {
-            self.wake_one_if_none_searching();
-        }
-    }
-
-    /// A worker puts back a queue it paused or that was notified while running.
-    pub(super) fn reschedule_local(&self, queue: Arc<AgentQueue>) {
-        self.schedule(queue);
     }
 
     pub(super) fn wake_one_if_none_searching(&self) {
@@ -235,9 +343,10 @@ impl Pool {
         }
     }
 
-    /// Work for worker `index`: its own deque, then the injector, then the others' deques;
-    /// every [`INJECTOR_INTERVAL`] activations the injector first.
-    pub(super) fn find_work(&self, index: usize) -> Option<Arc<AgentQueue>> {
+    /// Work for worker `index`: its `next` slot, its own deque, then the injector, then the
+    /// others' deques; every [`INJECTOR_INTERVAL`] activations the injector first, and the
+    /// deque before the slot after [`NEXT_IN_A_ROW`] queues from the slot.
+    pub(super) fn find_work(&self, index: usize) -> Option<Ready> {
         let local = LOCAL.with_borrow(|l| {
             let l = l.as_ref()?;
             let activations = l.activations.get().wrapping_add(1);
@@ -245,9 +354,12 @@ impl Pool {
             if activations % INJECTOR_INTERVAL == 0
                 && let Steal::Success(q) = self.injector.steal()
             {
-                return Some(q);
+                return Some(Ready::Scheduled(q));
             }
-            l.deque.pop()
+            match l.take_next() {
+                Some(claimed) => Some(Ready::Claimed(claimed)),
+                None => l.deque.pop().map(Ready::Scheduled),
+            }
         });
         if local.is_some() {
             return local;
@@ -259,7 +371,7 @@ impl Pool {
             });
             let steal = steal.or_else(|| self.steal_from_others(index));
             match steal {
-                Steal::Success(q) => return Some(q),
+                Steal::Success(q) => return Some(Ready::Scheduled(q)),
                 Steal::Empty => return None,
                 Steal::Retry => continue,
             }
@@ -328,14 +440,16 @@ impl Pool {
         LOCAL.set(Some(Local {
             pool: Arc::clone(self),
             deque,
+            next: Cell::new(None),
+            next_streak: Cell::new(0),
             activations: Cell::new(0),
             running: Cell::new(0),
         }));
     }
 
     /// The calling worker leaves the closed pool, draining what was scheduled in the race
-    /// with closing (ground rules). Its own deque is empty: it left its loop when it found no
-    /// work, and only it pushes there.
+    /// with closing (ground rules). Its own deque and `next` slot are empty: it left its loop
+    /// when it found no work, and only it pushes there.
     pub(super) fn leave(&self) {
         LOCAL.set(None);
         fence(Ordering::SeqCst);

@@ -5,7 +5,7 @@
 //! `disp/tests.rs`. Both run under miri.
 
 use super::agent_queue::{AgentQueue, Running};
-use super::pool::Pool;
+use super::pool::{Pool, Ready};
 use crate::demand::Demand;
 use crate::ids::MboxId;
 use crate::message::LimitSlot;
@@ -54,7 +54,11 @@ fn pool() -> Arc<Pool> {
 
 /// Takes the queue the pool scheduled, as a worker does.
 fn take(pool: &Pool) -> Arc<AgentQueue> {
-    pool.find_work(0).expect("scheduled")
+    match pool.find_work(0) {
+        Some(Ready::Scheduled(queue)) => queue,
+        Some(Ready::Claimed(_)) => unreachable!("the test thread is no worker: it claims nothing"),
+        None => panic!("nothing scheduled"),
+    }
 }
 
 /// Pops as the worker that started the queue.

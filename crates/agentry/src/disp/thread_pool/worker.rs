@@ -1,8 +1,8 @@
 //! A thread-pool worker: take a ready agent queue, run up to a budget of its demands, put it
 //! back if it has more; search briefly when there is nothing to do, then park.
 
-use super::agent_queue::AgentQueue;
-use super::pool::Pool;
+use super::agent_queue::{AgentQueue, Running};
+use super::pool::{Pool, Ready};
 use crate::slab::AgentSlab;
 use crossbeam_deque::Worker;
 use crossbeam_utils::Backoff;
@@ -54,18 +54,33 @@ pub(super) fn run(
 }
 
 /// Runs one agent queue: at most `max_demands_at_once` demands, then puts it back if needed.
-fn run_queue(pool: &Pool, index: usize, queue: Arc<AgentQueue>, slab: &AgentSlab) {
-    let mut running = queue
-        .start()
-        .expect("invariant: a queue taken from a ready queue is scheduled");
-    pool.set_running(Some(&queue));
+fn run_queue(pool: &Pool, index: usize, ready: Ready, slab: &AgentSlab) {
+    let (queue, put_back) = match ready {
+        Ready::Claimed(claimed) => claimed.run(|running| run_budget(pool, index, running, slab)),
+        Ready::Scheduled(queue) => {
+            let running = queue
+                .start()
+                .expect("invariant: a queue taken from a ready queue is scheduled");
+            let put_back = run_budget(pool, index, running, slab);
+            (queue, put_back)
+        }
+    };
+    if put_back {
+        pool.reschedule_local(queue);
+    }
+}
+
+/// Runs up to the pool's budget of demands and lets the queue go; true if the caller must put
+/// it back into a ready queue.
+fn run_budget(pool: &Pool, index: usize, mut running: Running<'_>, slab: &AgentSlab) -> bool {
+    pool.set_running(Some(running.queue()));
     let handled = running.run(slab, pool.max_demands_at_once);
     pool.set_running(None);
     pool.count_handled(index, handled as u64);
     if handled == pool.max_demands_at_once {
         running.pause();
-        pool.reschedule_local(queue);
-    } else if running.stop() {
-        pool.reschedule_local(queue);
+        true
+    } else {
+        running.stop()
     }
 }
