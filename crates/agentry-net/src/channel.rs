@@ -15,12 +15,13 @@
 //!   unwritten bytes over the high watermark — it sets `read_pending` and resumes by itself
 //!   when the cause goes away (`ReadMore`, `CreditReturned`, `ResumeReading`, the low
 //!   watermark).
-//! - Writing: the sends of one batch go out in one system call. A send that finds nothing
-//!   waiting to be written is *staged* (kept in the write buffer without copying) and the
-//!   channel queues itself a `FlushStaged`; the sends that reach it before that message are
-//!   staged behind it, and `FlushStaged` writes them all with one `writev` — so a reply an
-//!   owner sends in several pieces, or the replies to a burst of requests, cost one call,
-//!   and a lone send costs one local message more than writing at once. Staging stops at
+//! - Writing: a send that finds nothing unwritten is written at once if it is the first this
+//!   channel makes in the current *turn* of its io loop (a turn ends each time the loop looks
+//!   at its sockets) — a lone reply pays no hop. The sends that follow it in the same turn
+//!   are *staged* (kept in the write buffer without copying) and the channel queues itself a
+//!   `FlushStaged`; the sends that reach it before that message join them, and `FlushStaged`
+//!   writes them all with one `writev` — so a reply an owner sends in ten pieces, or the
+//!   replies to a burst of requests, cost two calls instead of ten. Staging stops at
 //!   `STAGE_MAX` bytes (or `write_high`, if lower) or `writev`'s slice limit: the send that
 //!   reaches it writes at once. What the socket does not take stays queued and is written on
 //!   the next writable event. A send that would take the unwritten bytes past `write_max`
@@ -158,6 +159,10 @@ pub(crate) struct Channel {
     wbuf: WriteBuffer,
     /// `wbuf` holds only sends no write was tried for yet, and a `FlushStaged` is queued.
     staged: bool,
+    /// The io loop's turn (`reactor::turn`) of the last send written at once.
+    write_turn: u64,
+    /// Draining: the owner has dropped every message it was given (`learn_owner_done`).
+    owner_done: bool,
     /// `SendBytes` / `SendFrame` sent to the channel and not yet taken into `wbuf` (counted
     /// only with `pause_reading_on_write_high`; `channel/queued.rs`).
     pending: Pending,
@@ -211,6 +216,8 @@ impl Channel {
             phase: Phase::Starting,
             wbuf: WriteBuffer::default(),
             staged: false,
+            write_turn: u64::MAX,
+            owner_done: false,
             pending: Pending::default(),
             credit: None,
             counters: Arc::default(),
@@ -595,7 +602,10 @@ impl Channel {
         self.credit_parked = false;
         match self.phase {
             Phase::Open => self.resume_reading(ctx),
-            Phase::Draining => self.finish_draining(ctx),
+            Phase::Draining => {
+                self.learn_owner_done();
+                self.finish_draining(ctx);
+            }
             _ => {}
         }
     }
@@ -872,11 +882,20 @@ impl Channel {
             && self.stream.is_some()
             && (self.staged || self.wbuf.is_empty())
         {
+            self.wbuf.push(data, 0);
+            let turn = reactor::turn();
+            if !self.staged && self.write_turn != turn {
+                // The first send of this turn of the io loop: written at once, no hop.
+                // (`staged` for the flush: what the socket leaves becomes unwritten.)
+                self.write_turn = turn;
+                self.staged = true;
+                self.flush(ctx);
+                return;
+            }
             if !self.staged {
                 self.staged = true;
                 ctx.mbox().send(FlushStaged);
             }
-            self.wbuf.push(data, 0);
             if self.wbuf.len() >= STAGE_MAX.min(self.config.write_high)
                 || self.wbuf.chunks() >= write_buffer::MAX_SLICES
             {
@@ -1059,6 +1078,7 @@ impl Channel {
             self.phase = Phase::Draining;
             self.phase_timer =
                 Some(ctx.send_delayed(ctx.mbox(), self.config.linger, LingerExpired));
+            self.learn_owner_done();
             self.finish_draining(ctx);
         } else {
             self.teardown();
@@ -1096,13 +1116,19 @@ impl Channel {
         true
     }
 
-    /// While draining: tears down once the owner has handled everything and the write buffer
-    /// is empty.
+    /// While draining: whether the owner has dropped every message it was given (else the
+    /// release that brings the credit to zero sends `CreditReturned`). Asked only where that
+    /// answer is ordered after the owner's sends — as the drain begins and on
+    /// `CreditReturned` —, never after a write: a write may run while replies the owner sent
+    /// before dropping its last message still wait in this channel's queue.
+    fn learn_owner_done(&mut self) {
+        self.owner_done = self.credit.as_ref().is_none_or(|c| c.drained());
+    }
+
+    /// While draining: tears down once the owner is done (`learn_owner_done`) and the write
+    /// buffer is empty.
     fn finish_draining(&mut self, ctx: &mut Ctx<Self>) {
-        if self.phase != Phase::Draining || !self.wbuf.is_empty() {
-            return;
-        }
-        if self.credit.as_ref().is_none_or(|c| c.drained()) {
+        if self.phase == Phase::Draining && self.owner_done && self.wbuf.is_empty() {
             self.teardown();
             ctx.deregister_coop(DeregReason::Normal);
         }

@@ -27,7 +27,7 @@ use crate::ids::IoKey;
 use crate::stats::Counters;
 use agentry::Mbox;
 use mio::{Interest, Registry};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 /// The token of the loop's `mio::Waker` (never a registration: slots stay below `u32::MAX`).
@@ -136,6 +136,20 @@ pub(crate) struct LoopState {
 
 thread_local! {
     static LOOP: RefCell<Option<LoopState>> = const { RefCell::new(None) };
+    /// The io loop's turn on this thread (see [`turn`]).
+    static TURN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The io loop's turn on this thread: it changes each time the loop looks at its sockets, so
+/// two sends a channel makes in one turn see the same value (the channel writes the first at
+/// once and stages the rest, `channel.rs`). 0 off an io thread.
+pub(crate) fn turn() -> u64 {
+    TURN.get()
+}
+
+/// The io loop starts a new turn (called by the loop, before it runs its agents).
+pub(crate) fn next_turn() {
+    TURN.set(TURN.get().wrapping_add(1));
 }
 
 impl LoopState {

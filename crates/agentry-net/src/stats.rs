@@ -127,8 +127,8 @@ pub struct NetStats {
     /// Bytes written to sockets.
     pub bytes_out: u64,
     /// `write` / `writev` calls that wrote bytes: `bytes_out / write_calls` is the mean write.
-    /// A channel writes what its owner sent in one batch of the io loop with one call
-    /// (see the channel's ground rules), so a reply sent in several pieces costs one call.
+    /// A channel writes what its owner sent in one turn of the io loop with at most two calls
+    /// (see the channel's ground rules), so a reply sent in ten pieces costs two.
     pub write_calls: u64,
     /// Frames decoded and delivered to owners.
     pub frames_in: u64,

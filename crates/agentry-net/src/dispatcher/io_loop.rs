@@ -126,6 +126,7 @@ fn serve(
     let mut events = Events::with_capacity(capacity);
     let mut ready: Vec<(Mbox, IoKey)> = Vec::new();
     loop {
+        reactor::next_turn();
         let mut idle = false;
         for _ in 0..ROUNDS {
             if driver.run() == 0 {
