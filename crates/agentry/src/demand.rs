@@ -108,15 +108,9 @@ impl Demand {
         limit: LimitSlot,
         priority: u8,
     ) -> Self {
-        let (slot, generation) = target.into_parts();
         Demand {
-            slot,
-            generation,
-            limit,
             kind: Kind::TRACED,
-            priority,
-            source,
-            payload: Some(Payload::new(traced)),
+            ..Demand::message(target, source, Payload::new(traced), limit, priority)
         }
     }
 

@@ -56,18 +56,7 @@ impl RunState {
     /// After a push. True if the caller must put the queue into a ready queue.
     #[inline]
     pub(crate) fn notify(&self) -> bool {
-        let next = |state| match state {
-            IDLE => SCHEDULED,
-            RUNNING => NOTIFIED,
-            same => same,
-        };
-        let previous = match self
-            .0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| Some(next(s)))
-        {
-            Ok(previous) | Err(previous) => previous,
-        };
-        previous == IDLE
+        self.after_push(SCHEDULED)
     }
 
     /// After a push by a thread that will run the queue itself next. True if it holds the
@@ -75,8 +64,15 @@ impl RunState {
     /// into a ready queue.
     #[inline]
     pub(crate) fn claim(&self) -> bool {
+        self.after_push(RUNNING)
+    }
+
+    /// After a push: an idle queue becomes `from_idle`, a running one `NOTIFIED`, any other
+    /// state stays. True if the queue was idle.
+    #[inline(always)]
+    fn after_push(&self, from_idle: u8) -> bool {
         let next = |state| match state {
-            IDLE => RUNNING,
+            IDLE => from_idle,
             RUNNING => NOTIFIED,
             same => same,
         };
