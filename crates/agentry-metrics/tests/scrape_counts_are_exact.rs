@@ -6,7 +6,7 @@
 mod common;
 
 use agentry::disp::ThreadPoolDispatcher;
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, HandlerSampling};
 use agentry_metrics::Metrics;
 use common::{Exposition, scrape, wait_until};
 
@@ -43,7 +43,11 @@ fn messages(e: &Exposition, agent_type: &str, outcome: &str) -> f64 {
 
 #[test]
 fn a_scrape_reports_exact_counts_per_agent_type_dispatcher_and_environment() {
-    let env = Env::builder().autoshutdown(false).build().expect("env");
+    let env = Env::builder()
+        .autoshutdown(false)
+        .handler_time_sampling(HandlerSampling::EVERY_RUN)
+        .build()
+        .expect("env");
     let h = env.handle().clone();
     let pool = ThreadPoolDispatcher::builder("pool")
         .threads(2)
@@ -102,7 +106,7 @@ fn a_scrape_reports_exact_counts_per_agent_type_dispatcher_and_environment() {
         )),
         0.0
     );
-    // Handler times: a histogram with one count per job handled.
+    // Handler times (every run timed): a histogram with one count per job handled.
     let seconds = e.get(&format!(
         "agentry_agent_handler_seconds_sum{{agent_type=\"{POOLED}\"}}"
     ));

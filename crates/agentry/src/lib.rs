@@ -170,7 +170,7 @@ pub use crate::{
     protocol::Protocol,
     reason::{DeregReason, ExitReason},
     request::{PendingReply, ReplyTo, Request},
-    stats::{AgentStats, AgentTypeStats, EnvStats, HandlerTimes, Tracked},
+    stats::{AgentStats, AgentTypeStats, EnvStats, HandlerSampling, HandlerTimes, Tracked},
     timer::{Clock, ManualClock, TimerHandle},
     watch::{Terminated, WatchTarget},
 };

@@ -3,12 +3,13 @@
 
 mod agent_counters;
 
-pub(crate) use agent_counters::{AgentCounters, RareCounters};
+pub(crate) use agent_counters::{AgentCounters, HandlerSampler, RareCounters};
 
 use crate::trace::context::Propagation;
 use crate::trace::{TraceRecord, TraceSink};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -181,10 +182,10 @@ pub struct AgentStats {
     /// (`EnvBuilder::queue_depth` or `Define::track_queue_depth`; tracking costs an atomic
     /// increment per send), so an agent whose depth is not tracked never reads as empty.
     pub queue_depth: Tracked<u64>,
-    /// How long its handlers took to handle messages (lookup, handler, state change): the
-    /// total and a histogram — [`Tracked::NotTracked`] unless asked for
-    /// (`EnvBuilder::handler_time` or `Define::measure_handler_time`; measuring reads the
-    /// clock twice per message).
+    /// How long its handlers took to handle messages (lookup, handler, state change), over the
+    /// runs timed (one in [`HandlerSampling::every`], by default one in 64): the total and a
+    /// histogram — [`Tracked::NotTracked`] unless asked for (`EnvBuilder::handler_time` or
+    /// `Define::measure_handler_time`; a timed run reads the clock twice).
     pub handler_time: Tracked<HandlerTimes>,
 }
 
@@ -270,11 +271,14 @@ impl<T> From<Option<T>> for Tracked<T> {
     }
 }
 
-/// How long an agent's handlers took ([`AgentStats::handler_time`]): the total, and a
-/// histogram — how many handler runs took at most each of [`HandlerTimes::BOUNDS`]
-/// (1 µs, 4 µs, 16 µs, … ×4 … about 1.05 s), the last bucket the longer ones. Summed over
-/// agents, it is the distribution of their handler times (percentiles, SLOs); the Prometheus
-/// exporter reports it as a histogram.
+/// How long an agent's handlers took ([`AgentStats::handler_time`]), over the runs timed: the
+/// total, and a histogram — how many timed runs took at most each of
+/// [`HandlerTimes::BOUNDS`] (1 µs, 4 µs, 16 µs, … ×4 … about 1.05 s), the last bucket the
+/// longer ones. Summed over agents, it is the distribution of their handler times
+/// (percentiles, SLOs, the [`mean`](Self::mean)); the Prometheus exporter reports it as a
+/// histogram. The timed runs are a sample (one in [`HandlerSampling::every`], at
+/// pseudo-random intervals) unless the environment times every run
+/// ([`HandlerSampling::EVERY_RUN`]): the count is then the sample's, not the messages handled.
 ///
 /// ```
 /// use agentry::HandlerTimes;
@@ -287,9 +291,9 @@ impl<T> From<Option<T>> for Tracked<T> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HandlerTimes {
-    /// Total time of every handler run.
+    /// Total time of the runs timed.
     pub total: Duration,
-    /// Handler runs per bucket: `counts[i]` took more than `BOUNDS[i - 1]` (0 for `i = 0`)
+    /// Timed runs per bucket: `counts[i]` took more than `BOUNDS[i - 1]` (0 for `i = 0`)
     /// and at most `BOUNDS[i]`; the last counts those above the last bound.
     pub counts: [u64; HandlerTimes::BUCKETS],
 }
@@ -310,9 +314,19 @@ impl HandlerTimes {
         b
     };
 
-    /// Handler runs counted.
+    /// Handler runs timed.
     pub fn count(&self) -> u64 {
         self.counts.iter().sum()
+    }
+
+    /// The mean time of a timed run (`None` before the first).
+    pub fn mean(&self) -> Option<Duration> {
+        let count = self.count();
+        (count > 0).then(|| {
+            Duration::from_nanos(
+                u64::try_from(self.total.as_nanos() / u128::from(count)).unwrap_or(u64::MAX),
+            )
+        })
     }
 
     /// The bucket of a run of `ns` nanoseconds: the first whose bound is at least `ns`.
@@ -329,6 +343,54 @@ impl HandlerTimes {
         for (a, b) in self.counts.iter_mut().zip(other.counts) {
             *a += b;
         }
+    }
+}
+
+/// How many handler runs of a timed agent are timed
+/// ([`EnvBuilder::handler_time_sampling`](crate::EnvBuilder::handler_time_sampling)): one in
+/// [`every`](Self::every) on average, at pseudo-random intervals. Default: one in 64 — two
+/// clock reads per run cost more than a whole message's dispatch on some machines (~60 ns on
+/// a VM whose clock is read through the hypervisor), so timing every run is a choice, not the
+/// default.
+///
+/// ```
+/// use agentry::HandlerSampling;
+/// use std::num::NonZeroU32;
+///
+/// assert_eq!(HandlerSampling::default().every(), 64);
+/// assert_eq!(HandlerSampling::EVERY_RUN.every(), 1);
+/// let sparse = HandlerSampling::one_in(NonZeroU32::new(u32::MAX).unwrap());
+/// assert_eq!(sparse.every(), HandlerSampling::MAX);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HandlerSampling(NonZeroU32);
+
+impl HandlerSampling {
+    /// Every run timed.
+    pub const EVERY_RUN: HandlerSampling = HandlerSampling(NonZeroU32::MIN);
+    /// The default: one run in 64.
+    pub const DEFAULT: HandlerSampling = HandlerSampling(NonZeroU32::new(64).unwrap());
+    /// The sparsest sampling: one run in 2^30.
+    pub const MAX: u32 = 1 << 30;
+
+    /// One run in `every` timed, on average (clamped to [`MAX`](Self::MAX)).
+    pub const fn one_in(every: NonZeroU32) -> HandlerSampling {
+        if every.get() > Self::MAX {
+            HandlerSampling(NonZeroU32::new(Self::MAX).unwrap())
+        } else {
+            HandlerSampling(every)
+        }
+    }
+
+    /// Runs per timed run, on average.
+    pub const fn every(self) -> u32 {
+        self.0.get()
+    }
+}
+
+impl Default for HandlerSampling {
+    fn default() -> Self {
+        Self::DEFAULT
     }
 }
 

@@ -6,9 +6,11 @@
 mod common;
 
 use agentry::{
-    Agent, Ctx, Define, DefineError, DeregReason, Env, HandlerTimes, Mbox, Overload, Tracked,
+    Agent, Ctx, Define, DefineError, DeregReason, Env, HandlerSampling, HandlerTimes, Mbox,
+    Overload, Tracked,
 };
 use common::{DEADLINE, Gate, gate, wait_until};
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 struct Ping;
@@ -144,6 +146,7 @@ fn handler_time_is_measured_where_asked() {
         let env = Env::builder()
             .autoshutdown(false)
             .handler_time(per_env)
+            .handler_time_sampling(HandlerSampling::EVERY_RUN)
             .build()
             .expect("env");
         let timed = env
@@ -174,6 +177,65 @@ fn handler_time_is_measured_where_asked() {
             other.stats().handler_time.is_tracked(),
             per_env,
             "per env: {per_env}"
+        );
+        env.handle().stop();
+        env.run();
+    }
+}
+
+/// Handles pings, without limits.
+struct Counter;
+impl Agent for Counter {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|_: &mut Counter, _: &mut Ctx<Counter>, _: Ping| {})?;
+        def.on_request(|_: &mut Counter, _: &mut Ctx<Counter>, _: Done| ())?;
+        Ok(())
+    }
+}
+
+#[test]
+fn handler_time_times_one_run_in_the_sampling_rate() {
+    const AGENTS: usize = 4;
+    const RUNS: u64 = 16_000;
+    // (rate set on the env, runs per timed run): the default is one in 64.
+    for (set, every) in [(None, 64_u64), (NonZeroU32::new(8), 8)] {
+        let mut builder = Env::builder();
+        builder.autoshutdown(false).handler_time(true);
+        if let Some(one_in) = set {
+            builder.handler_time_sampling(HandlerSampling::one_in(one_in));
+        }
+        let env = builder.build().expect("env");
+        let agents: Vec<Mbox> = (0..AGENTS)
+            .map(|_| env.handle().register_agent(Counter).expect("registered"))
+            .collect();
+        for _ in 0..RUNS - 1 {
+            for a in &agents {
+                a.send(Ping);
+            }
+        }
+        let mut timed = Vec::new();
+        for a in &agents {
+            done(a); // the last of its RUNS runs, counted a moment after the reply
+            wait_until("every run is counted", || a.stats().handled == RUNS);
+            let stats = a.stats();
+            let times = stats.handler_time.value().expect("tracked");
+            assert!(times.total > Duration::ZERO);
+            assert!(times.mean().expect("some runs timed") > Duration::ZERO);
+            timed.push(times.count());
+        }
+        // Intervals are uniform in 1..=2·every−1 (mean `every`, spread ~every/√3): over
+        // RUNS runs the count is RUNS/every within a few percent, for each agent.
+        let expected = RUNS / every;
+        for (i, &count) in timed.iter().enumerate() {
+            assert!(
+                count.abs_diff(expected) * 5 <= expected,
+                "agent {i}: {count} runs timed, expected about {expected} (every {every})"
+            );
+        }
+        // Seeded by their ids, agents are not timed in step.
+        assert!(
+            timed.iter().any(|&c| c != timed[0]),
+            "every agent timed the same runs: {timed:?}"
         );
         env.handle().stop();
         env.run();

@@ -3,8 +3,9 @@
 //! - `send_process` (N messages) and `ring` (one_thread, N agents, M tokens), each three
 //!   ways: nothing on (`agentry`), a Prometheus exporter alive and rendered every 100 ms by a
 //!   thread of its own (`+metrics`), and that plus queue depth (`+depth`), handler time
-//!   (`+time`) or both on for every agent. Each reports its ratio to nothing on (target
-//!   ≥ 0.95 with metrics on).
+//!   (`+time`: the default sampling, one run in 64 timed) or both on for every agent, and
+//!   handler time with every run timed (`+time-every-run`: two clock reads per message). Each
+//!   reports its ratio to nothing on (target ≥ 0.95 with metrics on).
 //!   And two ways with a trace-context hook installed (`EnvBuilder::trace_context`; no
 //!   metrics): `+trace-hook`, a hook whose sender is in no span, so messages carry nothing
 //!   (the cost of the hook being there), and `+trace`, a hook that reports a context for every
@@ -27,7 +28,7 @@ use super::support::{Placement, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, ensure};
 use agentry::snapshot::{SnapshotQuery, SortBy};
 use agentry::trace::{ContextPropagation, HandlerInfo, TraceContext};
-use agentry::{Agent, Env};
+use agentry::{Agent, Env, EnvHandle, HandlerSampling};
 use agentry_metrics::{Inspector, Metrics};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -38,7 +39,7 @@ use std::time::{Duration, Instant};
 
 pub static BENCH: BenchDef = BenchDef {
     id: "observability",
-    description: "send_process and ring with metrics off / on / + queue depth / + handler time / + both, and with a trace-context hook idle / carrying a context; the inspector's cost on N agents",
+    description: "send_process and ring with metrics off / on / + queue depth / + handler time (sampled) / + both / + handler time of every run, and with a trace-context hook idle / carrying a context; the inspector's cost on N agents",
     cases,
     charts: &[ChartKind::Bars],
 };
@@ -54,17 +55,19 @@ enum Observed {
     MetricsDepth,
     MetricsTime,
     MetricsDepthTime,
+    MetricsTimeEveryRun,
     TraceHook,
     Trace,
 }
 
 /// Every variant, in the order the cases run.
-const VARIANTS: [Observed; 7] = [
+const VARIANTS: [Observed; 8] = [
     Observed::Nothing,
     Observed::Metrics,
     Observed::MetricsDepth,
     Observed::MetricsTime,
     Observed::MetricsDepthTime,
+    Observed::MetricsTimeEveryRun,
     Observed::TraceHook,
     Observed::Trace,
 ];
@@ -92,13 +95,36 @@ struct Observers {
     /// The handler spans the trace-context hook was asked for, and how many are expected
     /// per message (1 with `+trace`, 0 with `+trace-hook`).
     spans: Option<(Arc<AtomicU64>, u64)>,
+    /// With handler time on: the environment (its counters outlive it) and the sampling rate.
+    timed: Option<(EnvHandle, HandlerSampling)>,
 }
 
 impl Observers {
-    /// Checks the scraper scraped and, with a hook, that every one of `messages` was (or
-    /// none was) handled in a span asked for.
+    /// Checks the scraper scraped; with a hook, that every one of `messages` was (or none
+    /// was) handled in a span asked for; with handler time, that one run in the sampling rate
+    /// was timed (every run: all of them, and the workload's closing request).
     fn check(self, messages: u64) -> Result<(), BenchError> {
         check_scraper(self.scraper)?;
+        if let Some((env, sampling)) = self.timed {
+            let timed: u64 = env
+                .agent_type_stats()
+                .iter()
+                .filter_map(|t| t.totals.handler_time.value())
+                .map(|t| t.count())
+                .sum();
+            let every = u64::from(sampling.every());
+            let expected = messages / every;
+            // A sample: within 20 % (intervals are uniform around the rate); every run: exact,
+            // give or take the workload's closing messages.
+            let slack = if every == 1 { 2 } else { expected / 5 + 2 };
+            ensure(
+                timed.abs_diff(expected) <= slack,
+                format!(
+                    "{timed} handler runs timed for {messages} messages (1 in {}: ~{expected})",
+                    sampling.every()
+                ),
+            )?;
+        }
         if let Some((spans, per_message)) = self.spans {
             let asked = spans.load(Ordering::Relaxed);
             ensure(
@@ -118,6 +144,7 @@ impl Observed {
             Observed::MetricsDepth => "agentry+metrics+depth",
             Observed::MetricsTime => "agentry+metrics+time",
             Observed::MetricsDepthTime => "agentry+metrics+depth+time",
+            Observed::MetricsTimeEveryRun => "agentry+metrics+time-every-run",
             Observed::TraceHook => "agentry+trace-hook",
             Observed::Trace => "agentry+trace",
         }
@@ -127,9 +154,20 @@ impl Observed {
     /// dropped).
     fn env(self) -> Result<(Env, Observers), BenchError> {
         let depth = matches!(self, Observed::MetricsDepth | Observed::MetricsDepthTime);
-        let time = matches!(self, Observed::MetricsTime | Observed::MetricsDepthTime);
+        let time = matches!(
+            self,
+            Observed::MetricsTime | Observed::MetricsDepthTime | Observed::MetricsTimeEveryRun
+        );
+        let sampling = if self == Observed::MetricsTimeEveryRun {
+            HandlerSampling::EVERY_RUN
+        } else {
+            HandlerSampling::DEFAULT
+        };
         let mut builder = Env::builder();
-        builder.queue_depth(depth).handler_time(time);
+        builder
+            .queue_depth(depth)
+            .handler_time(time)
+            .handler_time_sampling(sampling);
         let spans = match self {
             Observed::TraceHook | Observed::Trace => {
                 let spans = Arc::new(AtomicU64::new(0));
@@ -150,7 +188,15 @@ impl Observed {
             Observed::Nothing | Observed::TraceHook | Observed::Trace
         );
         let scraper = metrics.then(|| Scraper::start(Metrics::new(env.handle())));
-        Ok((env, Observers { scraper, spans }))
+        let timed = time.then(|| (env.handle().clone(), sampling));
+        Ok((
+            env,
+            Observers {
+                scraper,
+                spans,
+                timed,
+            },
+        ))
     }
 }
 

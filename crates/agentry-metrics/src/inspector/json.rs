@@ -6,7 +6,6 @@
 
 use crate::family::{Families, Value};
 use crate::metrics::Source;
-use agentry::Tracked;
 use agentry::snapshot::{AgentSnapshot, CoopSnapshot, EnvSnapshot, SnapshotQuery};
 use serde_json::{Map, Value as Json, json};
 use std::time::Duration;
@@ -78,9 +77,9 @@ fn agent(a: &AgentSnapshot) -> Json {
         "panics": s.panics,
         "restarts": s.restarts,
         "queue_depth": tracked(s.queue_depth.value()),
-        "handler_ms": match s.handler_time {
-            Tracked::Value(t) => json!(t.total.as_secs_f64() * 1000.0),
-            Tracked::NotTracked => Json::Null,
+        "handler_mean_us": match s.handler_time.value().and_then(|t| t.mean()) {
+            Some(mean) => json!(mean.as_secs_f64() * 1e6),
+            None => Json::Null,
         },
     })
 }

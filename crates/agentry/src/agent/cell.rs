@@ -51,6 +51,7 @@ use crate::priority::Priority;
 use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
 pub(crate) use crate::slab::body::{AgentBody, Control, Exit, Taken};
+use crate::stats::{HandlerSampler, HandlerSampling};
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
@@ -61,12 +62,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// How an agent is observed (fixed when it is bound): message tracing, handler timing,
-/// `tracing` spans around its handlers.
+/// How an agent is observed (fixed when it is bound): message tracing, handler timing (and
+/// how often a run is timed), `tracing` spans around its handlers.
 #[derive(Clone, Default)]
 pub(crate) struct Observe {
     pub(crate) trace: Option<Arc<TraceSink>>,
     pub(crate) time_handlers: bool,
+    pub(crate) handler_sampling: HandlerSampling,
     pub(crate) spans: bool,
 }
 
@@ -328,6 +330,11 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
                 limit_epoch: 0,
                 limit_timers: Vec::new(),
                 multi: attach.multi,
+                timing: observe.time_handlers.then(|| {
+                    let seed =
+                        u64::from(attach.id.generation()) << 32 | u64::from(attach.id.slot());
+                    HandlerSampler::new(observe.handler_sampling, seed)
+                }),
                 observe,
             }));
         }
@@ -447,14 +454,9 @@ struct Extras {
     limit_timers: Vec<ActiveLimit>,
     multi: Vec<(MultiMbox, TypeId)>,
     observe: Observe,
+    /// Which of its handler runs are timed, if it is timed.
+    timing: Option<HandlerSampler>,
 }
-
-/// The observation of an agent without extras: none.
-const UNOBSERVED: Observe = Observe {
-    trace: None,
-    time_handlers: false,
-    spans: false,
-};
 
 impl<A: Agent> AgentCell<A> {
     fn shared(&self) -> &Arc<AgentShared> {
@@ -568,15 +570,22 @@ impl<A: Agent> AgentCell<A> {
         self.dispatch(source, payload, limit).into()
     }
 
-    /// [`dispatch`](Self::dispatch) with the agent's observation: a span around it, its time,
-    /// and its trace record.
+    /// [`dispatch`](Self::dispatch) with the agent's observation: a span around it, its time
+    /// (the runs its sampler picks), and its trace record.
     fn dispatch_observed(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
-        let message = payload.type_name();
-        let message_type = payload.type_id();
         let state = self.ctx.state;
-        let observe = self.extras.as_ref().map_or(&UNOBSERVED, |x| &x.observe);
-        let (spans, time_handlers) = (observe.spans, observe.time_handlers);
-        let span = spans.then(|| {
+        let (timed, spans, traced) = match self.extras.as_mut() {
+            Some(x) => (
+                x.timing.as_mut().is_some_and(HandlerSampler::take),
+                x.observe.spans,
+                x.observe.trace.is_some(),
+            ),
+            None => (false, false, false),
+        };
+        // What the message is, read only for a span or a trace record (most runs of a timed
+        // agent need neither).
+        let described = (spans || traced).then(|| (payload.type_name(), payload.type_id()));
+        let span = described.filter(|_| spans).map(|(message, _)| {
             tracing::debug_span!(
                 target: "agentry::delivery",
                 "handle",
@@ -587,7 +596,7 @@ impl<A: Agent> AgentCell<A> {
             )
             .entered()
         });
-        let started = time_handlers.then(Instant::now);
+        let started = timed.then(Instant::now);
         let dispatched = self.dispatch(source, payload, limit);
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -596,7 +605,8 @@ impl<A: Agent> AgentCell<A> {
             }
         }
         drop(span);
-        if let Some(sink) = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref()) {
+        let sink = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref());
+        if let (Some(sink), Some((message, message_type))) = (sink, described) {
             sink.emit(&TraceRecord {
                 agent: Some(self.ctx.id),
                 agent_type: Some(self.shared().agent_type),

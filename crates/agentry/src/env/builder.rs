@@ -5,6 +5,7 @@ use crate::agent::cell::Observe;
 use crate::disp::{DefaultDispatcher, Driver};
 use crate::error::BuildError;
 use crate::panic_reaction::PanicReaction;
+use crate::stats::HandlerSampling;
 use crate::timer::{Clock, EngineKind};
 use crate::trace::context::Propagation;
 use crate::trace::{ContextPropagation, TraceFilter, TraceSink, Tracer};
@@ -33,6 +34,7 @@ pub struct EnvBuilder {
     tracer: Option<TracerSlot>,
     trace_filter: TraceFilter,
     handler_time: bool,
+    handler_sampling: HandlerSampling,
     queue_depth: bool,
     tracing_spans: bool,
     propagation: Option<Propagation>,
@@ -59,6 +61,7 @@ impl Default for EnvBuilder {
             tracer: None,
             trace_filter: TraceFilter::new(),
             handler_time: false,
+            handler_sampling: HandlerSampling::DEFAULT,
             queue_depth: false,
             tracing_spans: false,
             propagation: None,
@@ -136,11 +139,23 @@ impl EnvBuilder {
         self
     }
 
-    /// Measures the time every agent's handlers take (`AgentStats::handler_time`; two clock
-    /// reads per message). Off by default; an agent can turn it on for itself with
+    /// Measures the time every agent's handlers take (`AgentStats::handler_time`): one run in
+    /// [`handler_time_sampling`](Self::handler_time_sampling) is timed (by default one in 64,
+    /// at pseudo-random intervals; two clock reads per timed run). Off by default; an agent
+    /// can turn it on for itself with
     /// [`Define::measure_handler_time`](crate::Define::measure_handler_time).
     pub fn handler_time(&mut self, on: bool) -> &mut Self {
         self.handler_time = on;
+        self
+    }
+
+    /// How many handler runs of a timed agent are timed: one in `sampling.every()` on average
+    /// ([`HandlerSampling::EVERY_RUN`] times them all: exact counts, two clock reads per
+    /// message). The histogram then describes the timed runs — their distribution, and so
+    /// percentiles and the mean, estimate every run's —, and its count is theirs, not the
+    /// number of messages handled (that is `AgentStats::handled`).
+    pub fn handler_time_sampling(&mut self, sampling: HandlerSampling) -> &mut Self {
+        self.handler_sampling = sampling;
         self
     }
 
@@ -182,6 +197,7 @@ impl EnvBuilder {
                     .as_ref()
                     .map(|t| Arc::new(TraceSink::new(Arc::clone(&t.0), self.trace_filter.clone()))),
                 time_handlers: self.handler_time,
+                handler_sampling: self.handler_sampling,
                 spans: self.tracing_spans,
             },
             queue_depth: self.queue_depth,

@@ -8,7 +8,7 @@ use crate::error::{BuildError, StepFailure, TestError, TryRecvError};
 use crate::mbox::Mbox;
 use crate::mchain::{Envelope, Mchain};
 use crate::panic_reaction::PanicReaction;
-use crate::stats::EnvStats;
+use crate::stats::{EnvStats, HandlerSampling};
 use crate::timer::{Clock, EngineKind, ManualClock};
 use crate::trace::{TraceFilter, Tracer};
 use parking_lot::{Condvar, Mutex};
@@ -86,6 +86,12 @@ impl TestEnvBuilder {
     /// Measures every agent's handler time, as [`EnvBuilder::handler_time`].
     pub fn handler_time(&mut self, on: bool) -> &mut Self {
         self.env.handler_time(on);
+        self
+    }
+
+    /// How many handler runs are timed, as [`EnvBuilder::handler_time_sampling`].
+    pub fn handler_time_sampling(&mut self, sampling: HandlerSampling) -> &mut Self {
+        self.env.handler_time_sampling(sampling);
         self
     }
 
