@@ -470,7 +470,7 @@ impl<A: Agent> AgentCell<A> {
         if limit != LimitSlot::NONE
             && let Some(b) = shared.binding()
         {
-            b.limits.release(limit);
+            b.limits.release_taken(limit);
         }
         let Some(handler) = self.handlers.lookup(
             &self.ctx.layout.handlers,
@@ -557,7 +557,7 @@ impl<A: Agent> AgentCell<A> {
         }
         if self.gate & TIME_LIMITED != 0 && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
             if let Some(b) = self.shared().binding() {
-                b.limits.release(limit);
+                b.limits.release_taken(limit);
             }
             if let Ok(expired) = payload.take::<TimeLimitExpired>() {
                 self.on_time_limit(expired);

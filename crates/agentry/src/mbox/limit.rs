@@ -268,7 +268,29 @@ pub(crate) struct LimitTable(Option<Box<Limits>>);
 struct Limits {
     entries: Box<[LimitEntry]>,
     /// Messages queued, if tracked.
-    depth: Option<AtomicUsize>,
+    depth: Option<Depth>,
+}
+
+/// A tracked queue's depth: the places senders took, less those given back. The agent's
+/// worker — the one thread that takes the agent's messages at a time — gives its places back
+/// with a load and a store (no locked instruction on the hot side); places given back
+/// anywhere else (a send refused by a closed queue, a dropped message) are counted apart,
+/// atomically.
+#[derive(Default)]
+struct Depth {
+    taken: AtomicUsize,
+    /// Written by the agent's worker only.
+    handled: AtomicUsize,
+    given_back: AtomicUsize,
+}
+
+impl Depth {
+    fn read(&self) -> usize {
+        // Given back before taken: every place given back was taken before, so `taken`, read
+        // last, covers them (a moment's sends may be counted, never a negative depth).
+        let back = self.handled.load(Ordering::Acquire) + self.given_back.load(Ordering::Acquire);
+        self.taken.load(Ordering::Acquire).saturating_sub(back)
+    }
 }
 
 impl LimitTable {
@@ -282,7 +304,7 @@ impl LimitTable {
         }
         LimitTable(Some(Box::new(Limits {
             entries: entries.into_boxed_slice(),
-            depth: track_depth.then(|| AtomicUsize::new(0)),
+            depth: track_depth.then(Depth::default),
         })))
     }
 
@@ -308,7 +330,7 @@ impl LimitTable {
         else {
             return match &limits.depth {
                 Some(depth) => {
-                    depth.fetch_add(1, Ordering::Relaxed);
+                    depth.taken.fetch_add(1, Ordering::Release);
                     Acquire::Slot(LimitSlot::DEPTH)
                 }
                 None => Acquire::Unlimited,
@@ -319,13 +341,28 @@ impl LimitTable {
             return Acquire::Exceeded(entry);
         }
         if let Some(depth) = &limits.depth {
-            depth.fetch_add(1, Ordering::Relaxed);
+            depth.taken.fetch_add(1, Ordering::Release);
         }
         Acquire::Slot(LimitSlot::new(index as u16))
     }
 
-    /// Gives back a place taken by [`acquire`](Self::acquire).
+    /// Gives back a place taken by [`acquire`](Self::acquire), from any thread.
     pub(crate) fn release(&self, slot: LimitSlot) {
+        self.give_back(slot, |depth| {
+            depth.given_back.fetch_add(1, Ordering::Release);
+        });
+    }
+
+    /// Gives back the place of a message the agent's worker takes to handle (called by that
+    /// worker only: the agent's one consumer at a time).
+    pub(crate) fn release_taken(&self, slot: LimitSlot) {
+        self.give_back(slot, |depth| {
+            let handled = depth.handled.load(Ordering::Relaxed);
+            depth.handled.store(handled + 1, Ordering::Release);
+        });
+    }
+
+    fn give_back(&self, slot: LimitSlot, count_depth: impl FnOnce(&Depth)) {
         let Some(limits) = &self.0 else {
             return;
         };
@@ -333,7 +370,7 @@ impl LimitTable {
             return;
         }
         if let Some(depth) = &limits.depth {
-            depth.fetch_sub(1, Ordering::Relaxed);
+            count_depth(depth);
         }
         if let Some(index) = slot.index() {
             limits.entries[index].queued.fetch_sub(1, Ordering::AcqRel);
@@ -343,7 +380,7 @@ impl LimitTable {
     /// Messages queued, if tracked.
     pub(crate) fn depth(&self) -> Option<u64> {
         let depth = self.0.as_ref()?.depth.as_ref()?;
-        Some(depth.load(Ordering::Relaxed) as u64)
+        Some(depth.read() as u64)
     }
 
     /// The limited types and their maxima (a restarted agent must declare the same).
@@ -358,3 +395,6 @@ impl LimitTable {
 pub(crate) fn shape_of(entries: &[LimitEntry]) -> Vec<(TypeId, usize)> {
     entries.iter().map(|e| (e.type_id, e.max)).collect()
 }
+
+#[cfg(test)]
+mod tests;
