@@ -197,10 +197,19 @@ impl Agent for Counter {
 fn handler_time_times_one_run_in_the_sampling_rate() {
     const AGENTS: usize = 4;
     const RUNS: u64 = 16_000;
-    // (rate set on the env, runs per timed run): the default is one in 64.
-    for (set, every) in [(None, 64_u64), (NonZeroU32::new(8), 8)] {
+    // (rate set on the env, runs per timed run, spans too): the default is one in 64; with
+    // spans on, every run takes the observed path (the sampler is asked there, not on the hot
+    // path).
+    for (set, every, spans) in [
+        (None, 64_u64, false),
+        (NonZeroU32::new(8), 8, false),
+        (NonZeroU32::new(8), 8, true),
+    ] {
         let mut builder = Env::builder();
-        builder.autoshutdown(false).handler_time(true);
+        builder
+            .autoshutdown(false)
+            .handler_time(true)
+            .tracing_spans(spans);
         if let Some(one_in) = set {
             builder.handler_time_sampling(HandlerSampling::one_in(one_in));
         }
@@ -229,7 +238,7 @@ fn handler_time_times_one_run_in_the_sampling_rate() {
         for (i, &count) in timed.iter().enumerate() {
             assert!(
                 count.abs_diff(expected) * 5 <= expected,
-                "agent {i}: {count} runs timed, expected about {expected} (every {every})"
+                "agent {i}: {count} runs timed, expected about {expected} (every {every}, spans {spans})"
             );
         }
         // Seeded by their ids, agents are not timed in step.

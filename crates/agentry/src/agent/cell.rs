@@ -322,8 +322,11 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         if has_time_limits {
             self.gate |= TIME_LIMITED;
         }
-        if observe.any() {
+        if observe.trace.is_some() || observe.spans {
             self.gate |= OBSERVED;
+        }
+        if observe.time_handlers {
+            self.gate |= TIMED;
         }
         if has_time_limits || !attach.multi.is_empty() || observe.any() {
             self.extras = Some(Box::new(Extras {
@@ -375,14 +378,17 @@ enum Starting {
 const NOT_STARTED: u8 = 1;
 /// … has states with time limits (their expiry messages are internal) …
 const TIME_LIMITED: u8 = 2;
-/// … is traced, timed or spanned …
+/// … is traced or spanned …
 const OBSERVED: u8 = 4;
 /// … failed and waits for its supervisor (supervised agents only) …
 const FAILED: u8 = 8;
 /// … started, and holds messages until its coop has started …
 const HELD: u8 = 16;
-/// … is stopped: it handles nothing more (ground rules).
+/// … is stopped: it handles nothing more (ground rules) …
 const STOPPED: u8 = 32;
+/// … times some of its handler runs. Where it is the only bit, the hot path counts the runs
+/// its sampler skips and dispatches them at once ([`AgentCell::skips_timing`]).
+const TIMED: u8 = 64;
 
 /// What a handler call came to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -461,6 +467,18 @@ struct Extras {
 impl<A: Agent> AgentCell<A> {
     fn shared(&self) -> &Arc<AgentShared> {
         self.ctx.mbox.shared()
+    }
+
+    /// True if timing is all that sets the agent's gate and this run is not one its sampler
+    /// times: the run takes the hot path (the sampler counted it).
+    #[inline(always)]
+    fn skips_timing(&mut self) -> bool {
+        self.gate == TIMED
+            && self
+                .extras
+                .as_mut()
+                .and_then(|x| x.timing.as_mut())
+                .is_some_and(HandlerSampler::skip)
     }
 
     /// Releases the message's limit place, finds its handler and runs it (the hot path).
@@ -564,7 +582,7 @@ impl<A: Agent> AgentCell<A> {
             }
             return Taken::Handled;
         }
-        if self.gate & OBSERVED != 0 {
+        if self.gate & (OBSERVED | TIMED) != 0 {
             return self.dispatch_observed(source, payload, limit);
         }
         self.dispatch(source, payload, limit).into()
@@ -1087,7 +1105,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
 
     #[inline]
     fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
-        if self.gate != 0 {
+        if self.gate != 0 && !self.skips_timing() {
             return self.on_message_slow(source, payload, limit, None);
         }
         self.dispatch(source, payload, limit).into()
@@ -1100,7 +1118,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         limit: LimitSlot,
         token: Arc<TimerToken>,
     ) -> Taken {
-        if self.gate != 0 {
+        if self.gate != 0 && !self.skips_timing() {
             return self.on_message_slow(source, payload, limit, Some(token));
         }
         self.dispatch(source, payload, limit).into()

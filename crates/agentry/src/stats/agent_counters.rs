@@ -106,11 +106,21 @@ impl HandlerSampler {
         sampler
     }
 
-    /// Whether this run is timed.
+    /// Counts this run as not timed if it is not the one due (true), and leaves a due run
+    /// for [`take`](Self::take) (false): the hot path's test.
     #[inline]
-    pub(crate) fn take(&mut self) -> bool {
+    pub(crate) fn skip(&mut self) -> bool {
         if self.countdown > 1 {
             self.countdown -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// Whether this run is timed (counting it either way).
+    #[inline]
+    pub(crate) fn take(&mut self) -> bool {
+        if self.skip() {
             return false;
         }
         self.countdown = self.draw();
