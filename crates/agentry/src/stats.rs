@@ -3,7 +3,9 @@
 
 mod agent_counters;
 
-pub(crate) use agent_counters::{AgentCounters, HandlerSampler, RareCounters};
+#[cfg(test)]
+use agent_counters::HandlerSampler;
+pub(crate) use agent_counters::{AgentCounters, RareCounters, skip_timing, time_this_run};
 
 use crate::trace::context::Propagation;
 use crate::trace::{TraceRecord, TraceSink};

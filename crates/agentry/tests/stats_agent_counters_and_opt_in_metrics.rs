@@ -241,7 +241,7 @@ fn handler_time_times_one_run_in_the_sampling_rate() {
                 "agent {i}: {count} runs timed, expected about {expected} (every {every}, spans {spans})"
             );
         }
-        // Seeded by their ids, agents are not timed in step.
+        // The thread's sampler picks runs, not agents: their counts differ.
         assert!(
             timed.iter().any(|&c| c != timed[0]),
             "every agent timed the same runs: {timed:?}"

@@ -51,7 +51,7 @@ use crate::priority::Priority;
 use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
 pub(crate) use crate::slab::body::{AgentBody, Control, Exit, Taken};
-use crate::stats::{HandlerSampler, HandlerSampling};
+use crate::stats::{HandlerSampling, skip_timing, time_this_run};
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
@@ -333,11 +333,6 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
                 limit_epoch: 0,
                 limit_timers: Vec::new(),
                 multi: attach.multi,
-                timing: observe.time_handlers.then(|| {
-                    let seed =
-                        u64::from(attach.id.generation()) << 32 | u64::from(attach.id.slot());
-                    HandlerSampler::new(observe.handler_sampling, seed)
-                }),
                 observe,
             }));
         }
@@ -460,8 +455,6 @@ struct Extras {
     limit_timers: Vec<ActiveLimit>,
     multi: Vec<(MultiMbox, TypeId)>,
     observe: Observe,
-    /// Which of its handler runs are timed, if it is timed.
-    timing: Option<HandlerSampler>,
 }
 
 impl<A: Agent> AgentCell<A> {
@@ -472,13 +465,8 @@ impl<A: Agent> AgentCell<A> {
     /// True if timing is all that sets the agent's gate and this run is not one its sampler
     /// times: the run takes the hot path (the sampler counted it).
     #[inline(always)]
-    fn skips_timing(&mut self) -> bool {
-        self.gate == TIMED
-            && self
-                .extras
-                .as_mut()
-                .and_then(|x| x.timing.as_mut())
-                .is_some_and(HandlerSampler::skip)
+    fn skips_timing(&self) -> bool {
+        self.gate == TIMED && skip_timing()
     }
 
     /// Releases the message's limit place, finds its handler and runs it (the hot path).
@@ -592,9 +580,9 @@ impl<A: Agent> AgentCell<A> {
     /// (the runs its sampler picks), and its trace record.
     fn dispatch_observed(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
         let state = self.ctx.state;
-        let (timed, spans, traced) = match self.extras.as_mut() {
+        let (timed, spans, traced) = match self.extras.as_ref() {
             Some(x) => (
-                x.timing.as_mut().is_some_and(HandlerSampler::take),
+                x.observe.time_handlers && time_this_run(x.observe.handler_sampling),
                 x.observe.spans,
                 x.observe.trace.is_some(),
             ),

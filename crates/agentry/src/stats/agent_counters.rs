@@ -3,6 +3,7 @@
 //! leaves, the rare ones in a box made by the first count.
 
 use crate::stats::{HandlerSampling, HandlerTimes};
+use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -68,23 +69,35 @@ impl HandlerTiming {
     }
 }
 
-/// Which handler runs of a timed agent are timed: one in [`HandlerSampling::every`] on average, each
-/// next one after a pseudo-random number of runs (uniform in `1..=2·every − 1`, so that a
+/// Which handler runs of timed agents are timed: one in [`HandlerSampling::every`] on average,
+/// each next one after a pseudo-random number of runs (uniform in `1..=2·every − 1`, so that a
 /// periodic pattern of messages can neither hide from the sample nor fill it); every run when
 /// `every` is 1. A clock read costs tens of nanoseconds on some machines (two per timed run),
-/// a skipped run one decrement. Owned by the agent's cell, used by its worker only.
-#[derive(Clone, Debug)]
+/// a skipped run one decrement.
+///
+/// One sampler per thread ([`skip_timing`], [`time_this_run`]), shared by the timed agents
+/// the thread runs: the hot path touches no per-agent memory beyond the cell (a per-agent
+/// sampler in the agent's boxed extras cost a cache miss per message on a ring of 10^4
+/// agents). A dispatcher thread serves one environment, so one rate.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct HandlerSampler {
+    /// Runs per timed run on average; 0 before the thread's first timed agent ran.
     every: u32,
     /// Runs until the next timed one (1: the next run is timed).
     countdown: u32,
-    /// xorshift32 state, never 0.
+    /// xorshift32 state, never 0 once seeded.
     state: u32,
 }
 
 impl HandlerSampler {
-    /// A sampler at `rate`, its intervals drawn from `seed` (e.g. the agent's id, so that agents
-    /// sharing a pattern of messages are not timed in step).
+    /// The sampler of a thread that has not run a timed agent yet.
+    const UNSEEDED: HandlerSampler = HandlerSampler {
+        every: 0,
+        countdown: 0,
+        state: 0,
+    };
+
+    /// A sampler at `rate`, its intervals drawn from `seed`.
     pub(crate) fn new(rate: HandlerSampling, seed: u64) -> Self {
         // splitmix64's finaliser spreads consecutive seeds apart; `| 1` keeps xorshift alive.
         let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -98,9 +111,9 @@ impl HandlerSampler {
         };
         // The first wait is the smaller of two draws: the wait a run that arrives at a random
         // moment of an endless sequence of intervals has (its density falls linearly, as the
-        // minimum of two uniforms'), so that even an agent that lives for a few runs is timed
-        // one run in `every` on average — a first wait drawn like the others would time such
-        // agents less often (10^4 agents of 100 runs each: ~1.19 timed runs each, not 1.56).
+        // minimum of two uniforms'), so that a sampler that serves only a few runs still times
+        // one in `every` on average — a first wait drawn like the others would time fewer
+        // (10^4 samplers of 100 runs each: ~1.19 timed runs each, not 1.56).
         let (a, b) = (sampler.draw(), sampler.draw());
         sampler.countdown = a.min(b);
         sampler
@@ -140,6 +153,43 @@ impl HandlerSampler {
         // `every` ≤ 2^30 (`HandlerSampling::MAX`), so the span and the result fit a u32.
         1 + x % (2 * self.every - 1)
     }
+}
+
+thread_local! {
+    /// The sampler of the timed agents this thread runs.
+    static THREAD_SAMPLER: Cell<HandlerSampler> = const { Cell::new(HandlerSampler::UNSEEDED) };
+}
+
+/// Seeds for the threads' samplers, one each.
+static SAMPLER_SEEDS: AtomicU64 = AtomicU64::new(0);
+
+/// The hot path of a timed agent: true if this run is not one to time (it is counted); false
+/// if it is due, or the thread's sampler is not seeded yet — then [`time_this_run`] decides.
+#[inline(always)]
+pub(crate) fn skip_timing() -> bool {
+    THREAD_SAMPLER.with(|cell| {
+        let mut sampler = cell.get();
+        let skip = sampler.skip();
+        if skip {
+            cell.set(sampler);
+        }
+        skip
+    })
+}
+
+/// Whether this run of a timed agent whose environment samples at `rate` is timed (counting
+/// it). Seeds the thread's sampler on first use, and again if the rate differs (a thread that
+/// drives agents of two environments, as tests do).
+pub(crate) fn time_this_run(rate: HandlerSampling) -> bool {
+    THREAD_SAMPLER.with(|cell| {
+        let mut sampler = cell.get();
+        if sampler.every != rate.every() {
+            sampler = HandlerSampler::new(rate, SAMPLER_SEEDS.fetch_add(1, Ordering::Relaxed));
+        }
+        let timed = sampler.take();
+        cell.set(sampler);
+        timed
+    })
 }
 
 impl AgentCounters {

@@ -89,16 +89,16 @@ fn a_sampler_times_every_run_at_rate_one_and_one_in_every_otherwise() {
 }
 
 #[test]
-fn short_lived_agents_are_timed_one_run_in_every_on_average() {
+fn a_sampler_serving_few_runs_times_one_in_every_on_average() {
     use crate::stats::HandlerSampler;
     use std::num::NonZeroU32;
 
-    // 10^4 agents of 100 runs each at one in 64 (the `observability` ring's shape): the
-    // first wait must not bias the count low.
+    // 10^4 samplers (threads) serving 100 runs each at one in 64: the first wait must not
+    // bias the count low.
     let rate = HandlerSampling::one_in(NonZeroU32::new(64).expect("non-zero"));
     let timed: u32 = (0..10_000_u64)
-        .map(|agent| {
-            let mut sampler = HandlerSampler::new(rate, agent);
+        .map(|seed| {
+            let mut sampler = HandlerSampler::new(rate, seed);
             (0..100).filter(|_| sampler.take()).count() as u32
         })
         .sum();
