@@ -34,7 +34,8 @@ use crate::destination::Destination;
 use crate::destination::sealed::Timed;
 use crate::disp::OneThreadDispatcher;
 use crate::disp::{
-    BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherStats, check_name,
+    BindScope, Binder, DefaultDispatcher, DispatcherCore, DispatcherHost, DispatcherStats, Host,
+    HostOf, check_name,
 };
 use crate::disp::{Closable, Driver, is_worker_of, on_a_dispatcher_thread};
 use crate::error::{
@@ -143,6 +144,87 @@ impl AgentHost for EnvInner {
     }
 }
 
+/// The way of the dispatchers (`disp/host.rs`) to their environment.
+impl DispatcherHost for EnvInner {
+    fn address(&self) -> usize {
+        EnvInner::address(self)
+    }
+
+    fn counters(&self) -> &Arc<EnvCounters> {
+        &self.counters
+    }
+
+    fn slab(&self) -> &Arc<AgentSlab> {
+        &self.slab
+    }
+
+    /// Spawns a dispatcher thread; at shutdown `closer` is closed and the thread joined.
+    ///
+    /// Threads that have already ended (an `active_obj` agent's thread after the agent left)
+    /// are joined here, so that a long-lived environment creating and dropping such
+    /// dispatchers does not keep their stacks until shutdown.
+    fn spawn_worker(
+        &self,
+        name: &str,
+        closer: Arc<dyn Closable>,
+        body: Box<dyn FnOnce() + Send>,
+    ) -> Result<(), BuildError> {
+        // std panics on a thread name with a NUL; an `active_group`'s group names reach here
+        // unchecked.
+        check_name(name)?;
+        let mut workers = self.workers.lock();
+        if self.phase() == STOPPED {
+            return Err(BuildError::EnvStopped);
+        }
+        workers.retain_mut(|w| match w.join.take_if(|j| j.is_finished()) {
+            Some(ended) => {
+                if ended.join().is_err() {
+                    tracing::error!("a dispatcher thread ended with a panic");
+                }
+                false
+            }
+            None => true,
+        });
+        let join = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(body)?;
+        workers.push(WorkerThread {
+            closer,
+            join: Some(join),
+        });
+        Ok(())
+    }
+
+    /// Closes `closer` at shutdown (a dispatcher whose thread the environment did not start).
+    fn register_closer(&self, closer: Arc<dyn Closable>) {
+        self.workers
+            .lock()
+            .push(WorkerThread { closer, join: None });
+    }
+
+    /// The binder of the default dispatcher, made (and its threads started) on first use.
+    fn default_dispatcher(&self) -> Result<Binder, BindError> {
+        let mut default = self.default.lock();
+        if let Some(binder) = &*default {
+            return Ok(binder.clone());
+        }
+        let made = self.config.default_dispatcher.start(self);
+        let binder = made.map_err(|e| match e {
+            BuildError::EnvStopped => BindError::DispatcherShutDown("default".into()),
+            other => BindError::Spawn(other.to_string()),
+        })?;
+        *default = Some(binder.clone());
+        Ok(binder)
+    }
+
+    /// Records a dispatcher for [`EnvHandle::dispatcher_stats`].
+    fn register_dispatcher(&self, core: Weak<dyn DispatcherCore>) {
+        let mut dispatchers = self.dispatchers.lock();
+        dispatchers.retain(|d| d.strong_count() > 0);
+        dispatchers.push(core);
+    }
+}
+
 /// One agent of a coop being registered, between its definition and the commit.
 struct DefinedEntry {
     shared: Arc<AgentShared>,
@@ -196,73 +278,6 @@ impl EnvInner {
 
     fn phase(&self) -> u8 {
         self.phase.load(Ordering::Acquire)
-    }
-
-    /// Spawns a dispatcher thread; at shutdown `closer` is closed and the thread joined.
-    ///
-    /// Threads that have already ended (an `active_obj` agent's thread after the agent left)
-    /// are joined here, so that a long-lived environment creating and dropping such
-    /// dispatchers does not keep their stacks until shutdown.
-    pub(crate) fn spawn_worker(
-        &self,
-        name: &str,
-        closer: Arc<dyn Closable>,
-        body: impl FnOnce() + Send + 'static,
-    ) -> Result<(), BuildError> {
-        // std panics on a thread name with a NUL; an `active_group`'s group names reach here
-        // unchecked.
-        check_name(name)?;
-        let mut workers = self.workers.lock();
-        if self.phase() == STOPPED {
-            return Err(BuildError::EnvStopped);
-        }
-        workers.retain_mut(|w| match w.join.take_if(|j| j.is_finished()) {
-            Some(ended) => {
-                if ended.join().is_err() {
-                    tracing::error!("a dispatcher thread ended with a panic");
-                }
-                false
-            }
-            None => true,
-        });
-        let join = std::thread::Builder::new()
-            .name(name.to_owned())
-            .spawn(body)?;
-        workers.push(WorkerThread {
-            closer,
-            join: Some(join),
-        });
-        Ok(())
-    }
-
-    /// Closes `closer` at shutdown (a dispatcher whose thread the environment did not start).
-    pub(crate) fn register_closer(&self, closer: Arc<dyn Closable>) {
-        self.workers
-            .lock()
-            .push(WorkerThread { closer, join: None });
-    }
-
-    /// The binder of the default dispatcher, made (and its threads started) on first use.
-    pub(crate) fn default_dispatcher(self: &Arc<Self>) -> Result<Binder, BindError> {
-        let mut default = self.default.lock();
-        if let Some(binder) = &*default {
-            return Ok(binder.clone());
-        }
-        let handle = EnvHandle(Arc::clone(self));
-        let made = self.config.default_dispatcher.start(&handle);
-        let binder = made.map_err(|e| match e {
-            BuildError::EnvStopped => BindError::DispatcherShutDown("default".into()),
-            other => BindError::Spawn(other.to_string()),
-        })?;
-        *default = Some(binder.clone());
-        Ok(binder)
-    }
-
-    /// Records a dispatcher for [`EnvHandle::dispatcher_stats`].
-    pub(crate) fn register_dispatcher(&self, core: Weak<dyn DispatcherCore>) {
-        let mut dispatchers = self.dispatchers.lock();
-        dispatchers.retain(|d| d.strong_count() > 0);
-        dispatchers.push(core);
     }
 
     fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
@@ -331,7 +346,7 @@ impl EnvInner {
 
         // Phase 2: every agent's binding is prepared (fallible; dropping rolls back): the cell
         // holds its lease, the entry its queue until the commit.
-        let mut scope = BindScope::new(self);
+        let mut scope = BindScope::new(&**self);
         for (index, entry) in defined.iter_mut().enumerate() {
             let cell = &mut entry.defined.cell;
             let prepared =
@@ -879,6 +894,21 @@ impl fmt::Debug for EnvHandle {
 /// it and waits.
 pub struct Env {
     handle: EnvHandle,
+}
+
+/// Dispatchers are built on an env (`X::builder(name).build(env.handle())`): they reach it as
+/// a [`DispatcherHost`].
+impl HostOf for EnvHandle {
+    fn host(&self) -> Host<'_> {
+        Host(&*self.0)
+    }
+}
+
+/// `X::builder(name).build(&env)`: the same as on its handle.
+impl HostOf for Env {
+    fn host(&self) -> Host<'_> {
+        self.handle.host()
+    }
 }
 
 impl Env {

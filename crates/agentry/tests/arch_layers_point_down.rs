@@ -66,12 +66,6 @@ const DEBT: &[(&str, &str)] = &[
     ("coop.rs", "supervision"),
     ("coop/registry.rs", "supervision"),
     ("demand.rs", "mbox"),
-    ("disp.rs", "env"),
-    ("disp/active_group.rs", "env"),
-    ("disp/active_obj.rs", "env"),
-    ("disp/one_thread.rs", "env"),
-    ("disp/prio_one_thread.rs", "env"),
-    ("disp/thread_pool.rs", "env"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
 ];
