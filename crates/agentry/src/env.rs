@@ -297,8 +297,12 @@ impl EnvInner {
             children,
             env: _,
         } = coop;
-        let supervision =
-            crate::supervision::prepare(&mut agents, supervision, children, &self.counters)?;
+        let supervision = crate::supervision::supervisor::prepare(
+            &mut agents,
+            supervision,
+            children,
+            &self.counters,
+        )?;
 
         // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
         // in the allocation that holds it from then on. The coop's list of pending agents becomes

@@ -48,7 +48,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("queues and dispatchers", &["slab", "demand", "disp"]),
     ("mboxes", &["mbox", "mchain", "request", "destination"]),
     ("agents", &["agent"]),
-    ("coops", &["coop", "supervision", "watch"]),
+    (
+        "coops",
+        &["coop", "supervision", "supervision::supervisor", "watch"],
+    ),
     ("env", &["env", "snapshot"]),
     ("testing kit", &["testing"]),
 ];
@@ -63,8 +66,6 @@ const DEBT: &[(&str, &str)] = &[
     ("agent/ctx.rs", "coop"),
     ("agent/ctx.rs", "env"),
     ("agent/restart.rs", "env"),
-    ("coop.rs", "supervision"),
-    ("coop/registry.rs", "supervision"),
     ("demand.rs", "mbox"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
