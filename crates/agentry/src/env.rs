@@ -915,6 +915,20 @@ impl HostOf for Env {
     }
 }
 
+/// For code built on agentry that takes either (`agentry-net`'s `IoDispatcher::build`).
+impl AsRef<EnvHandle> for EnvHandle {
+    fn as_ref(&self) -> &EnvHandle {
+        self
+    }
+}
+
+/// [`Env::handle`].
+impl AsRef<EnvHandle> for Env {
+    fn as_ref(&self) -> &EnvHandle {
+        &self.handle
+    }
+}
+
 impl Env {
     /// An environment with the default settings.
     pub fn new() -> Result<Env, BuildError> {
