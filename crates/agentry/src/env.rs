@@ -17,6 +17,7 @@
 //! is deregistered, or at `run()` if no coop was ever registered.
 
 mod builder;
+mod ctx;
 mod watches;
 
 pub use builder::EnvBuilder;

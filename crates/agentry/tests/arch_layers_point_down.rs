@@ -63,7 +63,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 const DEBT: &[(&str, &str)] = &[
     ("agent/cell.rs", "coop"),
     ("agent/cell.rs", "env"),
-    ("agent/ctx.rs", "coop"),
     ("agent/ctx.rs", "env"),
     ("agent/restart.rs", "env"),
     ("demand.rs", "mbox"),
