@@ -63,7 +63,7 @@
 //! RSS), `.reps(n)`, `.budget(d)` and `.cap_series("list")` (skip larger sizes once too slow).
 //! A runner that cannot run here returns [`BenchError::Skip`](harness::BenchError::Skip).
 
-// The only `unsafe` is one `mallopt` call in `harness/allocator.rs`.
+// The only `unsafe` is in `harness/allocator.rs`: the `mallopt` and `malloc_trim` calls.
 #![deny(unsafe_code)]
 
 pub mod benches;

@@ -90,7 +90,10 @@ impl IoBuilder {
 
     /// Starts the io threads (named `agentry-net-<name>-<i>`); each creates its poll, waker
     /// and dispatcher before this returns.
-    pub fn build(&self, env: &EnvHandle) -> Result<IoDispatcher, BuildError> {
+    ///
+    /// `env` is an `&EnvHandle` or an `&Env`, as for the core's dispatchers.
+    pub fn build(&self, env: &impl AsRef<EnvHandle>) -> Result<IoDispatcher, BuildError> {
+        let env = env.as_ref();
         check_name(&self.name)?;
         if self.threads == 0 {
             return Err(BuildError::InvalidSetting(
@@ -161,7 +164,7 @@ impl IoBuilder {
 /// }
 ///
 /// let env = Env::new().expect("env");
-/// let io = IoDispatcher::new(env.handle(), "io").expect("io");
+/// let io = IoDispatcher::new(&env, "io").expect("io"); // on the `Env` or on `env.handle()`
 /// let mut coop = env.handle().new_coop();
 /// let echo = coop.add_with(Echo::default(), &io.binder());
 /// env.handle().register_coop(coop).expect("registered");
@@ -200,7 +203,7 @@ impl IoDispatcher {
     }
 
     /// `builder(name).build(env)`: an io dispatcher with one thread.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+    pub fn new(env: &impl AsRef<EnvHandle>, name: impl Into<String>) -> Result<Self, BuildError> {
         Self::builder(name).build(env)
     }
 

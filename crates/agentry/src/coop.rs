@@ -30,7 +30,7 @@ use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
 use crate::reason::DeregReason;
-use crate::supervision::{ChildSpec, Supervision};
+use crate::supervision::Supervision;
 use std::fmt;
 use std::sync::Arc;
 
@@ -335,3 +335,13 @@ impl fmt::Debug for Coop {
             .finish_non_exhaustive()
     }
 }
+
+/// A supervised child as added to a coop.
+pub(crate) enum ChildSpec {
+    /// The agent at this index of the coop's agents.
+    Agent(usize),
+    /// A child coop's factory.
+    Coop(CoopFactory),
+}
+
+pub(crate) type CoopFactory = Box<dyn FnMut(&mut Coop) + Send>;

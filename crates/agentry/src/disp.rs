@@ -8,7 +8,9 @@
 //!   methods take and return `&mut Self`, like [`EnvBuilder`](crate::EnvBuilder)'s, so they
 //!   chain;
 //! - `builder.build(&env)` checks the settings and starts the dispatcher:
-//!   `Result<X, BuildError>`;
+//!   `Result<X, BuildError>`; `env` is an `&EnvHandle` or an `&Env` (a [`DispatcherEnv`]: what
+//!   the dispatcher needs of its env is a trait of this layer, `host.rs`, that the env
+//!   implements);
 //! - `X::new(&env, name)` is `X::builder(name).build(&env)`, for the default settings.
 //!
 //! | handle | builder | options |
@@ -31,8 +33,8 @@
 //! use agentry::{BuildError, Env};
 //!
 //! let env = Env::new().expect("env");
+//! let io = OneThreadDispatcher::new(&env, "io")?; // on the `Env` itself, or on a handle:
 //! let h = env.handle();
-//! let io = OneThreadDispatcher::new(h, "io")?;
 //! let pool = ThreadPoolDispatcher::builder("crunch").threads(2).fifo(Fifo::Coop).build(h)?;
 //! let prio = PrioOneThreadDispatcher::builder("control")
 //!     .quoted_round_robin([1, 1, 1, 1, 1, 1, 2, 4])
@@ -72,6 +74,7 @@ mod engine;
 mod event_lanes;
 #[allow(unsafe_code)]
 pub(crate) mod execute;
+mod host;
 mod local_queue;
 pub(crate) mod one_thread;
 mod prio_one_thread;
@@ -82,6 +85,9 @@ pub use active_group::{ActiveGroupBuilder, ActiveGroupDispatcher};
 pub use active_obj::{ActiveObjBuilder, ActiveObjDispatcher};
 pub use engine::Driver;
 pub(crate) use engine::serves_a_queue;
+pub use host::DispatcherEnv;
+pub(crate) use host::DispatcherHost;
+pub(crate) use host::sealed::{Host, HostOf};
 pub use one_thread::{OneThreadBuilder, OneThreadDispatcher};
 pub use prio_one_thread::{PrioOneThreadBuilder, PrioOneThreadDispatcher};
 /// Called by agentry's own blocking waits (a request, a chain receive) before the calling
@@ -91,8 +97,6 @@ pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};
 pub(crate) use worker_of::{is_worker_of, mark_worker_of, on_a_dispatcher_thread};
 
 use crate::demand::Demand;
-use crate::env::EnvHandle;
-use crate::env::EnvInner;
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
@@ -172,13 +176,13 @@ pub(crate) struct PreparedBinding {
 
 /// What the bindings of one coop registration share.
 pub(crate) struct BindScope<'a> {
-    pub(crate) env: &'a Arc<EnvInner>,
+    pub(crate) env: &'a dyn DispatcherHost,
     /// Queues shared by the coop's agents, by dispatcher (FIFO per coop).
     shared: Vec<(usize, EventQueue)>,
 }
 
 impl<'a> BindScope<'a> {
-    pub(crate) fn new(env: &'a Arc<EnvInner>) -> Self {
+    pub(crate) fn new(env: &'a dyn DispatcherHost) -> Self {
         BindScope {
             env,
             shared: Vec::new(),
@@ -279,13 +283,13 @@ impl DefaultDispatcher {
     }
 
     /// Starts the dispatcher; returns its binder.
-    pub(crate) fn start(self, env: &EnvHandle) -> Result<Binder, BuildError> {
+    pub(crate) fn start(self, host: &dyn DispatcherHost) -> Result<Binder, BuildError> {
         match self {
-            DefaultDispatcher::OneThread => {
-                OneThreadDispatcher::new(env, Self::NAME).map(|d| d.binder())
-            }
+            DefaultDispatcher::OneThread => OneThreadDispatcher::builder(Self::NAME)
+                .build_on(host)
+                .map(|d| d.binder()),
             DefaultDispatcher::ThreadPool { threads } => {
-                Self::pool(threads).build(env).map(|d| d.binder())
+                Self::pool(threads).build_on(host).map(|d| d.binder())
             }
         }
     }

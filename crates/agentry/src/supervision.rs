@@ -80,16 +80,11 @@
 
 pub(crate) mod supervisor;
 
-use crate::coop::{Coop, PendingAgent};
 use crate::error::SupervisionError;
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
-use crate::mbox::direct::AgentShared;
-pub(crate) use crate::mbox::supervisor_link::SupervisorLink;
 use parking_lot::Mutex;
-use std::sync::Arc;
 use std::time::Duration;
-use supervisor::Supervisor;
 
 /// Which children a supervisor restarts when one fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,68 +234,4 @@ pub struct SupervisorStats {
 #[derive(Default)]
 pub(crate) struct SupervisorShared {
     pub(crate) stats: Mutex<SupervisorStats>,
-}
-
-/// A supervised child as added to a coop.
-pub(crate) enum ChildSpec {
-    /// The agent at this index of the coop's agents.
-    Agent(usize),
-    /// A child coop's factory.
-    Coop(CoopFactory),
-}
-
-pub(crate) type CoopFactory = Box<dyn FnMut(&mut Coop) + Send>;
-
-/// What registration needs from a supervising coop.
-pub(crate) struct Plan {
-    /// Per agent of the coop: its link, if it is a supervised child.
-    pub(crate) links: Vec<Option<SupervisorLink>>,
-    pub(crate) shared: Arc<SupervisorShared>,
-}
-
-/// Checks a coop's supervision and adds its supervisor to `agents`. `None` if the coop does not
-/// supervise.
-pub(crate) fn prepare(
-    agents: &mut Vec<PendingAgent>,
-    policy: Option<Supervision>,
-    children: Vec<ChildSpec>,
-    counters: &Arc<crate::stats::EnvCounters>,
-) -> Result<Option<Plan>, SupervisionError> {
-    let Some(policy) = policy else {
-        return if children.is_empty() {
-            Ok(None)
-        } else {
-            Err(SupervisionError::NotSupervising)
-        };
-    };
-    policy.check()?;
-    let shared = Arc::new(AgentShared::new(
-        std::any::type_name::<Supervisor>(),
-        Arc::clone(counters),
-    ));
-    let supervisor_mbox = Mbox::from_shared(Arc::clone(&shared));
-    let mut links = vec![None; agents.len() + 1];
-    let mut kids = Vec::with_capacity(children.len());
-    for (child, spec) in children.into_iter().enumerate() {
-        kids.push(match spec {
-            ChildSpec::Agent(index) => {
-                links[index] = Some(SupervisorLink::new(supervisor_mbox.clone(), child));
-                supervisor::ChildKind::Agent(Mbox::from_shared(Arc::clone(&agents[index].shared)))
-            }
-            ChildSpec::Coop(factory) => supervisor::ChildKind::Coop {
-                factory,
-                current: None,
-            },
-        });
-    }
-    let published = Arc::new(SupervisorShared::default());
-    agents.push(PendingAgent {
-        shared,
-        binder: None,
-        agent: Box::new(Supervisor::new(policy, kids, Arc::clone(&published))),
-    });
-    Ok(Some(Plan {
-        links,
-        shared: published,
-    }))
 }

@@ -48,7 +48,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("queues and dispatchers", &["slab", "demand", "disp"]),
     ("mboxes", &["mbox", "mchain", "request", "destination"]),
     ("agents", &["agent"]),
-    ("coops", &["coop", "supervision", "watch"]),
+    (
+        "coops",
+        &["coop", "supervision", "supervision::supervisor", "watch"],
+    ),
     ("env", &["env", "snapshot"]),
     ("testing kit", &["testing"]),
 ];
@@ -60,18 +63,9 @@ const LAYERS: &[(&str, &[&str])] = &[
 const DEBT: &[(&str, &str)] = &[
     ("agent/cell.rs", "coop"),
     ("agent/cell.rs", "env"),
-    ("agent/ctx.rs", "coop"),
     ("agent/ctx.rs", "env"),
     ("agent/restart.rs", "env"),
-    ("coop.rs", "supervision"),
-    ("coop/registry.rs", "supervision"),
     ("demand.rs", "mbox"),
-    ("disp.rs", "env"),
-    ("disp/active_group.rs", "env"),
-    ("disp/active_obj.rs", "env"),
-    ("disp/one_thread.rs", "env"),
-    ("disp/prio_one_thread.rs", "env"),
-    ("disp/thread_pool.rs", "env"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
 ];

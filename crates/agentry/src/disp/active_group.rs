@@ -7,8 +7,7 @@
 
 use super::engine::Policy;
 use super::one_thread::{Core, OneThreadDispatcher};
-use super::{BindScope, Binder, BinderKind, PreparedBinding, check_name};
-use crate::env::EnvHandle;
+use super::{BindScope, Binder, BinderKind, DispatcherEnv, PreparedBinding, check_name};
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use parking_lot::Mutex;
@@ -43,10 +42,10 @@ pub struct ActiveGroupBuilder {
 
 impl ActiveGroupBuilder {
     /// Makes the dispatcher (its threads will be named `agentry-<name>-<group>`).
-    pub fn build(&self, env: &EnvHandle) -> Result<ActiveGroupDispatcher, BuildError> {
+    pub fn build(&self, env: &impl DispatcherEnv) -> Result<ActiveGroupDispatcher, BuildError> {
         check_name(&self.name)?;
         Ok(ActiveGroupDispatcher(Arc::new(Inner {
-            env: env.inner().address(),
+            env: env.host().0.address(),
             name: self.name.clone(),
             groups: Mutex::new(HashMap::new()),
         })))
@@ -81,7 +80,7 @@ impl ActiveGroupDispatcher {
 
     /// `builder(name).build(env)`: a dispatcher whose threads are named
     /// `agentry-<name>-<group>`.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+    pub fn new(env: &impl DispatcherEnv, name: impl Into<String>) -> Result<Self, BuildError> {
         Self::builder(name).build(env)
     }
 

@@ -6,8 +6,7 @@
 
 use super::engine::Policy;
 use super::one_thread::OneThreadDispatcher;
-use super::{BindScope, Binder, BinderKind, PreparedBinding, check_name};
-use crate::env::EnvHandle;
+use super::{BindScope, Binder, BinderKind, DispatcherEnv, PreparedBinding, check_name};
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
@@ -43,10 +42,10 @@ pub struct ActiveObjBuilder {
 
 impl ActiveObjBuilder {
     /// Makes the dispatcher (its threads will be named `agentry-<name>-<n>`).
-    pub fn build(&self, env: &EnvHandle) -> Result<ActiveObjDispatcher, BuildError> {
+    pub fn build(&self, env: &impl DispatcherEnv) -> Result<ActiveObjDispatcher, BuildError> {
         check_name(&self.name)?;
         Ok(ActiveObjDispatcher(Arc::new(Inner {
-            env: env.inner().address(),
+            env: env.host().0.address(),
             name: self.name.clone(),
             started: AtomicU64::new(0),
         })))
@@ -80,7 +79,7 @@ impl ActiveObjDispatcher {
     }
 
     /// `builder(name).build(env)`: a dispatcher whose threads are named `agentry-<name>-<n>`.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+    pub fn new(env: &impl DispatcherEnv, name: impl Into<String>) -> Result<Self, BuildError> {
         Self::builder(name).build(env)
     }
 

@@ -5,12 +5,9 @@
 use super::engine::worker_thread;
 use super::engine::{Driver, Policy, Queue};
 use super::{
-    BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
-    PreparedBinding, check_name,
+    BindScope, Binder, BinderKind, Closable, DispatcherCore, DispatcherEnv, DispatcherHost,
+    DispatcherStats, EventQueue, Lease, PreparedBinding, check_name,
 };
-use crate::disp::Closable;
-use crate::env::EnvHandle;
-use crate::env::EnvInner;
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use crate::sync::parker::Parker;
@@ -83,9 +80,17 @@ pub struct OneThreadBuilder {
 
 impl OneThreadBuilder {
     /// Starts the dispatcher's thread (named `agentry-<name>`).
-    pub fn build(&self, env: &EnvHandle) -> Result<OneThreadDispatcher, BuildError> {
+    pub fn build(&self, env: &impl DispatcherEnv) -> Result<OneThreadDispatcher, BuildError> {
+        self.build_on(env.host().0)
+    }
+
+    /// [`build`](Self::build) on the env's side as the dispatchers see it.
+    pub(crate) fn build_on(
+        &self,
+        host: &dyn DispatcherHost,
+    ) -> Result<OneThreadDispatcher, BuildError> {
         check_name(&self.name)?;
-        OneThreadDispatcher::spawn(env.inner(), self.name.clone(), "one_thread", Policy::Fifo)
+        OneThreadDispatcher::spawn(host, self.name.clone(), "one_thread", Policy::Fifo)
     }
 
     /// Builds a dispatcher whose thread is the caller's: an event loop on the calling thread
@@ -95,24 +100,24 @@ impl OneThreadBuilder {
     /// already serves a dispatcher.
     pub fn build_driven(
         &self,
-        env: &EnvHandle,
+        env: &impl DispatcherEnv,
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Result<(OneThreadDispatcher, Driver), BuildError> {
         check_name(&self.name)?;
-        let inner = env.inner();
+        let host = env.host().0;
         let parker = Parker::with_callback(Box::new(wake));
         let queue = Arc::new(Queue::new(
-            inner.address(),
-            &inner.counters,
-            &inner.slab,
+            host.address(),
+            host.counters(),
+            host.slab(),
             self.name.clone(),
             Policy::Fifo,
             parker,
         ));
         let driver = Driver::claim(Arc::clone(&queue))?;
-        inner.register_closer(Arc::clone(&queue) as Arc<dyn Closable>);
+        host.register_closer(Arc::clone(&queue) as Arc<dyn Closable>);
         Ok((
-            OneThreadDispatcher::with_queue(inner, queue, "driven"),
+            OneThreadDispatcher::with_queue(host, queue, "driven"),
             driver,
         ))
     }
@@ -149,43 +154,43 @@ impl OneThreadDispatcher {
     }
 
     /// `builder(name).build(env)`: starts a dispatcher thread named `agentry-<name>`.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+    pub fn new(env: &impl DispatcherEnv, name: impl Into<String>) -> Result<Self, BuildError> {
         Self::builder(name).build(env)
     }
 
     /// Starts a one-thread dispatcher of the given kind (`active_obj`, `active_group` and the
     /// priority dispatchers are made of these).
     pub(crate) fn spawn(
-        inner: &Arc<EnvInner>,
+        host: &dyn DispatcherHost,
         name: String,
         kind: &'static str,
         policy: Policy,
     ) -> Result<Self, BuildError> {
         let queue = Arc::new(Queue::new(
-            inner.address(),
-            &inner.counters,
-            &inner.slab,
+            host.address(),
+            host.counters(),
+            host.slab(),
             name.clone(),
             policy,
             Parker::new(),
         ));
         let worker_queue = Arc::clone(&queue);
-        let env_address = inner.address();
-        inner.spawn_worker(
+        let env_address = host.address();
+        host.spawn_worker(
             &format!("agentry-{name}"),
             Arc::clone(&queue) as Arc<dyn Closable>,
-            move || worker_thread::run(worker_queue, env_address),
+            Box::new(move || worker_thread::run(worker_queue, env_address)),
         )?;
-        Ok(Self::with_queue(inner, queue, kind))
+        Ok(Self::with_queue(host, queue, kind))
     }
 
-    fn with_queue(inner: &Arc<EnvInner>, queue: Arc<Queue>, kind: &'static str) -> Self {
+    fn with_queue(host: &dyn DispatcherHost, queue: Arc<Queue>, kind: &'static str) -> Self {
         let core = Arc::new(Core {
             queue,
             kind,
             bound: AtomicUsize::new(0),
         });
-        inner.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
+        host.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
         OneThreadDispatcher(core)
     }
 

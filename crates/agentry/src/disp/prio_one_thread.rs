@@ -17,8 +17,7 @@
 
 use super::engine::Policy;
 use super::one_thread::OneThreadDispatcher;
-use super::{BindScope, Binder, BinderKind, PreparedBinding, check_name};
-use crate::env::EnvHandle;
+use super::{BindScope, Binder, BinderKind, DispatcherEnv, PreparedBinding, check_name};
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
@@ -60,7 +59,7 @@ impl PrioOneThreadBuilder {
     }
 
     /// Starts the dispatcher's thread (named `agentry-<name>`).
-    pub fn build(&self, env: &EnvHandle) -> Result<PrioOneThreadDispatcher, BuildError> {
+    pub fn build(&self, env: &impl DispatcherEnv) -> Result<PrioOneThreadDispatcher, BuildError> {
         check_name(&self.name)?;
         let (kind, policy) = match self.quotes {
             None => ("prio_one_thread_strictly_ordered", Policy::Strict),
@@ -74,7 +73,7 @@ impl PrioOneThreadBuilder {
                 Policy::RoundRobin(quotes),
             ),
         };
-        OneThreadDispatcher::spawn(env.inner(), self.name.clone(), kind, policy)
+        OneThreadDispatcher::spawn(env.host().0, self.name.clone(), kind, policy)
             .map(PrioOneThreadDispatcher)
     }
 }
@@ -116,7 +115,7 @@ impl PrioOneThreadDispatcher {
     }
 
     /// `builder(name).build(env)`: a strictly ordered dispatcher.
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+    pub fn new(env: &impl DispatcherEnv, name: impl Into<String>) -> Result<Self, BuildError> {
         Self::builder(name).build(env)
     }
 

@@ -23,11 +23,9 @@ pub(crate) use agent_queue::AgentQueue;
 pub(crate) use pool::before_blocking;
 
 use super::{
-    BindScope, Binder, BinderKind, DispatcherCore, DispatcherStats, EventQueue, Lease,
-    PreparedBinding, check_name,
+    BindScope, Binder, BinderKind, Closable, DispatcherCore, DispatcherEnv, DispatcherHost,
+    DispatcherStats, EventQueue, Lease, PreparedBinding, check_name,
 };
-use crate::disp::Closable;
-use crate::env::EnvHandle;
 use crate::error::{BindError, BuildError};
 use crossbeam_deque::Worker;
 use pool::Pool;
@@ -161,28 +159,35 @@ impl ThreadPoolBuilder {
     }
 
     /// Starts the pool's threads (named `agentry-<name>-<i>`).
-    pub fn build(&self, env: &EnvHandle) -> Result<ThreadPoolDispatcher, BuildError> {
+    pub fn build(&self, env: &impl DispatcherEnv) -> Result<ThreadPoolDispatcher, BuildError> {
+        self.build_on(env.host().0)
+    }
+
+    /// [`build`](Self::build) on the env's side as the dispatchers see it.
+    pub(crate) fn build_on(
+        &self,
+        host: &dyn DispatcherHost,
+    ) -> Result<ThreadPoolDispatcher, BuildError> {
         self.validate()?;
-        let inner = env.inner();
         let pool = Arc::new(Pool::new(
             self.name.clone(),
-            inner.address(),
+            host.address(),
             self.threads,
             self.max_demands_at_once,
             self.affinity,
-            Arc::clone(&inner.counters),
-            Arc::downgrade(&inner.slab),
+            Arc::clone(host.counters()),
+            Arc::downgrade(host.slab()),
         ));
         let deques: Vec<Worker<Arc<AgentQueue>>> =
             (0..self.threads).map(|_| Worker::new_fifo()).collect();
         pool.set_stealers(deques.iter().map(Worker::stealer).collect());
         for (index, deque) in deques.into_iter().enumerate() {
-            let (worker_pool, slab) = (Arc::clone(&pool), Arc::clone(&inner.slab));
-            let env_address = inner.address();
-            inner.spawn_worker(
+            let (worker_pool, slab) = (Arc::clone(&pool), Arc::clone(host.slab()));
+            let env_address = host.address();
+            host.spawn_worker(
                 &format!("agentry-{}-{index}", self.name),
                 Arc::clone(&pool) as Arc<dyn Closable>,
-                move || worker::run(worker_pool, index, deque, slab, env_address),
+                Box::new(move || worker::run(worker_pool, index, deque, slab, env_address)),
             )?;
         }
         let core = Arc::new(Core {
@@ -190,7 +195,7 @@ impl ThreadPoolBuilder {
             fifo: self.fifo,
             bound: AtomicUsize::new(0),
         });
-        inner.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
+        host.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
         Ok(ThreadPoolDispatcher(core))
     }
 }
@@ -229,7 +234,7 @@ impl ThreadPoolDispatcher {
 
     /// `builder(name).build(env)`: a pool with the default settings (a thread per available
     /// core, FIFO per agent, affinity on).
-    pub fn new(env: &EnvHandle, name: impl Into<String>) -> Result<Self, BuildError> {
+    pub fn new(env: &impl DispatcherEnv, name: impl Into<String>) -> Result<Self, BuildError> {
         Self::builder(name).build(env)
     }
 

@@ -6,17 +6,20 @@
 //! in `mbox/supervisor_link.rs` with the link that sends them —,
 //! `RestartDue` (its backoff timer), and [`CoopDeregistered`] (a child coop left).
 
-use super::{Child, ChildStats, CoopFactory, Strategy, Supervision, SupervisorShared};
+use super::{Child, ChildStats, Strategy, Supervision, SupervisorShared};
 use crate::agent::restart::{Control, send_control};
 use crate::agent::{Agent, Ctx, Define};
-use crate::coop::CoopDeregistered;
+use crate::coop::{ChildSpec, CoopDeregistered, CoopFactory, PendingAgent};
 use crate::error::UserError;
-use crate::error::{DefineError, DeregisterError};
+use crate::error::{DefineError, DeregisterError, SupervisionError};
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
+use crate::mbox::direct::AgentShared;
+use crate::mbox::supervisor_link::SupervisorLink;
 use crate::mbox::supervisor_link::{Ack, ChildAck, ChildFailed};
 use crate::panic_reaction::PanicReaction;
 use crate::reason::DeregReason;
+use crate::stats::EnvCounters;
 use crate::timer::TimerHandle;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -425,4 +428,58 @@ impl Agent for Supervisor {
         }
         Ok(())
     }
+}
+
+/// What registration needs from a supervising coop.
+pub(crate) struct Plan {
+    /// Per agent of the coop: its link, if it is a supervised child.
+    pub(crate) links: Vec<Option<SupervisorLink>>,
+    pub(crate) shared: Arc<SupervisorShared>,
+}
+
+/// Checks a coop's supervision and adds its supervisor to `agents`. `None` if the coop does not
+/// supervise.
+pub(crate) fn prepare(
+    agents: &mut Vec<PendingAgent>,
+    policy: Option<Supervision>,
+    children: Vec<ChildSpec>,
+    counters: &Arc<EnvCounters>,
+) -> Result<Option<Plan>, SupervisionError> {
+    let Some(policy) = policy else {
+        return if children.is_empty() {
+            Ok(None)
+        } else {
+            Err(SupervisionError::NotSupervising)
+        };
+    };
+    policy.check()?;
+    let shared = Arc::new(AgentShared::new(
+        std::any::type_name::<Supervisor>(),
+        Arc::clone(counters),
+    ));
+    let supervisor_mbox = Mbox::from_shared(Arc::clone(&shared));
+    let mut links = vec![None; agents.len() + 1];
+    let mut kids = Vec::with_capacity(children.len());
+    for (child, spec) in children.into_iter().enumerate() {
+        kids.push(match spec {
+            ChildSpec::Agent(index) => {
+                links[index] = Some(SupervisorLink::new(supervisor_mbox.clone(), child));
+                ChildKind::Agent(Mbox::from_shared(Arc::clone(&agents[index].shared)))
+            }
+            ChildSpec::Coop(factory) => ChildKind::Coop {
+                factory,
+                current: None,
+            },
+        });
+    }
+    let published = Arc::new(SupervisorShared::default());
+    agents.push(PendingAgent {
+        shared,
+        binder: None,
+        agent: Box::new(Supervisor::new(policy, kids, Arc::clone(&published))),
+    });
+    Ok(Some(Plan {
+        links,
+        shared: published,
+    }))
 }

@@ -1,0 +1,218 @@
+//! The registration transaction: a coop's agents define themselves, bind, are committed and
+//! start (`EnvInner::register`; phases 1–4 below, the start step in `coop/start.rs`).
+
+use super::{EnvHandle, EnvInner, SHUTTING_DOWN};
+use crate::agent::cell::{Attach, Defined, Placement, StartTicket};
+use crate::coop::start::{CoopStart, Failed};
+use crate::coop::{Coop, PendingAgent};
+use crate::demand::Demand;
+use crate::disp::{BindScope, Binder, on_a_dispatcher_thread};
+use crate::error::RegisterError;
+use crate::ids::CoopId;
+use crate::mbox::Mbox;
+use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
+use crate::mbox::limit::LimitTable;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+/// One agent of a coop being registered, between its definition and the commit.
+struct DefinedEntry {
+    shared: Arc<AgentShared>,
+    defined: Defined,
+    /// Its dispatcher's queue, once its binding is prepared (phase 2).
+    queue: Option<crate::disp::EventQueue>,
+}
+
+// The coop's list of pending agents is turned into the list of defined ones in place (the
+// standard library reuses a vector's allocation when the new items are no larger and equally
+// aligned), so that a coop of 10^6 agents does not hold a second list while it registers.
+const _: () = assert!(
+    std::mem::size_of::<DefinedEntry>() <= std::mem::size_of::<PendingAgent>()
+        && std::mem::align_of::<DefinedEntry>() == std::mem::align_of::<PendingAgent>()
+);
+
+impl EnvInner {
+    pub(super) fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
+        if !std::ptr::addr_eq(Arc::as_ptr(&coop.env), Arc::as_ptr(self)) {
+            return Err(RegisterError::WrongEnv);
+        }
+        if self.phase() >= SHUTTING_DOWN {
+            return Err(RegisterError::EnvStopped);
+        }
+        let Coop {
+            parent,
+            binder,
+            panic_reaction,
+            mut agents,
+            listeners,
+            supervision,
+            children,
+            env: _,
+        } = coop;
+        let supervision = crate::supervision::supervisor::prepare(
+            &mut agents,
+            supervision,
+            children,
+            &self.counters,
+        )?;
+
+        // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
+        // in the allocation that holds it from then on. The coop's list of pending agents becomes
+        // the list of defined ones in place (no per-agent temporary survives the definition).
+        let id = CoopId::next();
+        let handle = EnvHandle(Arc::clone(self));
+        let default = Binder::env_default(self.address());
+        let mut defined = agents
+            .into_iter()
+            .enumerate()
+            .map(|(index, pending)| {
+                let PendingAgent {
+                    shared,
+                    binder: own,
+                    agent,
+                } = pending;
+                let agent_type = shared.agent_type;
+                let me = Mbox::from_shared(Arc::clone(&shared));
+                let at = Placement {
+                    env: &handle,
+                    coop: id,
+                    binder: own
+                        .or_else(|| binder.clone())
+                        .unwrap_or_else(|| default.clone()),
+                };
+                match catch_unwind(AssertUnwindSafe(|| agent.define(me, at))) {
+                    Ok(Ok(defined)) => Ok(DefinedEntry {
+                        shared,
+                        defined,
+                        queue: None,
+                    }),
+                    Ok(Err(source)) => Err(RegisterError::Define {
+                        index,
+                        agent_type,
+                        source,
+                    }),
+                    Err(payload) => Err(RegisterError::DefinePanicked {
+                        index,
+                        agent_type,
+                        message: crate::error::panic_message(&*payload),
+                    }),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+
+        // Phase 2: every agent's binding is prepared (fallible; dropping rolls back): the cell
+        // holds its lease, the entry its queue until the commit.
+        let mut scope = BindScope::new(&**self);
+        for (index, entry) in defined.iter_mut().enumerate() {
+            let cell = &mut entry.defined.cell;
+            let prepared =
+                cell.binder()
+                    .prepare(&mut scope, cell.priority())
+                    .map_err(|source| RegisterError::Bind {
+                        index,
+                        agent_type: entry.shared.agent_type,
+                        source,
+                    })?;
+            cell.hold_lease(prepared.lease);
+            entry.queue = Some(prepared.queue);
+        }
+
+        // Phase 3: commit (infallible past the parent check), under the registry lock so that
+        // a concurrent deregistration or shutdown sees the coop whole or not at all.
+        // Phase 4, the start, is waited for unless waiting could deadlock (`coop/start.rs`).
+        let wait = !on_a_dispatcher_thread();
+        let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
+        let mut listeners = listeners;
+        if let Some(start) = start.as_ref().filter(|_| wait) {
+            let start = Arc::clone(start);
+            listeners.push(crate::coop::DeregListener::Callback(Box::new(move |_| {
+                start.coop_gone()
+            })));
+        }
+        let mut registry = self.registry.lock();
+        if self.phase() >= SHUTTING_DOWN {
+            return Err(RegisterError::EnvStopped);
+        }
+        let coop_reaction = panic_reaction
+            .or_else(|| parent.and_then(|p| registry.panic_reaction_of(p)))
+            .unwrap_or(self.config.panic_reaction);
+        let shared_list = defined.iter().map(|e| Arc::clone(&e.shared)).collect();
+        let (mut links, published) = match supervision {
+            Some(plan) => (plan.links, Some(plan.shared)),
+            None => (Vec::new(), None),
+        };
+        registry.insert(id, parent, shared_list, listeners, coop_reaction, published)?;
+        self.ever_registered.store(true, Ordering::Relaxed);
+        // Every agent is bound and subscribed before any of them starts: an agent's on_start
+        // may send to its siblings (directly or through a multi mbox).
+        for (index, entry) in defined.into_iter().enumerate() {
+            let DefinedEntry {
+                shared,
+                defined,
+                queue,
+            } = entry;
+            let queue = queue.expect("invariant: every binding was prepared in phase 2");
+            let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
+            let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
+            let multi_keys = parts
+                .multi
+                .iter()
+                .map(|m| (m.mbox.clone(), m.type_id))
+                .collect();
+            let cell = defined.cell;
+            let target = self.slab.insert(&shared, |aref| {
+                cell.attach(Attach {
+                    id: aref.id(),
+                    panic_reaction: reaction,
+                    multi: multi_keys,
+                    observe: self.config.observe.clone(),
+                    start: StartTicket::Registration {
+                        coop: start.clone(),
+                        index: u32::try_from(index).unwrap_or(u32::MAX),
+                    },
+                })
+            });
+            shared.bind(crate::mbox::direct::Binding {
+                coop: id,
+                target: crate::slab::IncarnationRef::new(target),
+                queue,
+                type_rules: TypeRules::new(
+                    parts.insend,
+                    parts.event_priorities,
+                    self.counters.propagation.as_ref(),
+                ),
+                limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
+                panic_reaction: reaction,
+                env: Arc::downgrade(self) as Weak<dyn AgentHost>,
+                supervisor: links.get_mut(index).and_then(Option::take),
+            });
+            for m in parts.multi {
+                m.mbox
+                    .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
+            }
+        }
+        for shared in registry.agents_of(id) {
+            let binding = shared
+                .binding()
+                .expect("invariant: bound in the loop above");
+            let start = Demand::start(binding.target.load(), shared.mbox_id);
+            if binding.queue.push(start).is_err() {
+                unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
+            }
+        }
+        drop(registry);
+        match start.filter(|_| wait).map(|start| start.wait()) {
+            Some(Err(Failed {
+                index,
+                agent_type,
+                failure,
+            })) => Err(RegisterError::Start {
+                index,
+                agent_type,
+                failure,
+            }),
+            _ => Ok(id),
+        }
+    }
+}
