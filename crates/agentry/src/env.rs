@@ -97,6 +97,8 @@ pub(crate) struct Config {
     pub(crate) observe: crate::agent::cell::Observe,
     /// Track every agent's queue depth.
     pub(crate) queue_depth: bool,
+    /// How many handler runs of the timed agents are timed.
+    pub(crate) handler_sampling: crate::stats::HandlerSampling,
     /// What agents given no dispatcher run on (made on first use).
     pub(crate) default_dispatcher: DefaultDispatcher,
     /// The trace-context hook (`trace/context.rs`).

@@ -34,7 +34,7 @@ use crate::ids::{AgentId, MboxId};
 use crate::mbox::direct::{AgentShared, Refused};
 use crate::message::payload::Payload;
 use crate::request::{PendingReply, ReplySlot, Request};
-use crate::stats::AgentStats;
+use crate::stats::{AgentStats, Tracked};
 use crate::timer::token::TimerToken;
 use current_agent::current_agent;
 use std::fmt;
@@ -179,6 +179,10 @@ impl Mbox {
             stats.unhandled = unhandled;
         }
         stats.queue_depth = self.0.binding().and_then(|b| b.limits.depth()).into();
+        // Timed from its binding on; the counters exist from its first timed run.
+        if self.0.binding().is_some_and(|b| b.handler_timing.is_some()) {
+            stats.handler_time = Tracked::Value(stats.handler_time.value().unwrap_or_default());
+        }
         stats
     }
 }

@@ -250,3 +250,54 @@ fn handler_time_times_one_run_in_the_sampling_rate() {
         env.run();
     }
 }
+
+/// Panics on `Poison`; answers `Which` with its incarnation.
+struct Phoenix {
+    incarnation: u32,
+}
+struct Poison;
+struct Which;
+impl Agent for Phoenix {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|_: &mut Phoenix, _: &mut Ctx<Phoenix>, _: Poison| {
+            panic!("{}: poison", common::EXPECTED)
+        })?;
+        def.on(|_: &mut Phoenix, _: &mut Ctx<Phoenix>, _: Ping| {})?;
+        def.on_request(|p: &mut Phoenix, _: &mut Ctx<Phoenix>, _: Which| p.incarnation)?;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_restarted_agent_stays_timed() {
+    use agentry::supervision::{Strategy, Supervision};
+    common::quiet_expected_panics();
+    let env = Env::builder()
+        .autoshutdown(false)
+        .handler_time(true)
+        .handler_time_sampling(HandlerSampling::EVERY_RUN)
+        .build()
+        .expect("env");
+    let mut coop = env.handle().new_coop();
+    coop.supervise(Supervision::new(Strategy::OneForOne));
+    let mut made = 0;
+    let phoenix = coop.add_supervised(move || {
+        made += 1;
+        Phoenix { incarnation: made }
+    });
+    env.handle().register_coop(coop).expect("registered");
+    phoenix.send(Poison);
+    for _ in 0..10 {
+        phoenix.send(Ping);
+    }
+    let incarnation = phoenix
+        .request::<Which, u32>(Which, DEADLINE)
+        .expect("answered");
+    assert_eq!(incarnation, 2, "restarted once");
+    wait_until("the request is counted", || phoenix.stats().handled >= 11);
+    let times = phoenix.stats().handler_time.value().expect("tracked");
+    // The second incarnation's eleven runs are timed like the first's.
+    assert!(times.count() >= 11, "{} runs timed", times.count());
+    env.handle().stop();
+    env.run();
+}

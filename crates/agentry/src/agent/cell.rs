@@ -51,7 +51,7 @@ use crate::priority::Priority;
 use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
 pub(crate) use crate::slab::body::{AgentBody, Control, Exit, Taken};
-use crate::stats::{HandlerSampling, skip_timing, time_this_run};
+use crate::stats::{skip_timing, time_this_run};
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
@@ -62,19 +62,20 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// How an agent is observed (fixed when it is bound): message tracing, handler timing (and
-/// how often a run is timed), `tracing` spans around its handlers.
+/// How an agent is observed (fixed when it is bound): message tracing, handler timing,
+/// `tracing` spans around its handlers.
 #[derive(Clone, Default)]
 pub(crate) struct Observe {
     pub(crate) trace: Option<Arc<TraceSink>>,
+    /// Its handlers are timed (the rate is in its binding, `Binding::handler_timing`).
     pub(crate) time_handlers: bool,
-    pub(crate) handler_sampling: HandlerSampling,
     pub(crate) spans: bool,
 }
 
 impl Observe {
-    fn any(&self) -> bool {
-        self.trace.is_some() || self.time_handlers || self.spans
+    /// What the boxed extras must keep: a tracer or spans (timing needs only the `TIMED` bit).
+    fn kept(&self) -> bool {
+        self.trace.is_some() || self.spans
     }
 }
 
@@ -112,6 +113,8 @@ pub(crate) trait DefinedAgent: Send {
     fn binder(&self) -> &Binder;
     /// The priority the agent declared (for binding).
     fn priority(&self) -> Priority;
+    /// Its definition asked for its handlers to be timed (`Define::measure_handler_time`).
+    fn times_handlers(&self) -> bool;
     /// Keeps the agent's dispatcher alive from its prepared binding on (dropping the cell
     /// before the commit gives it back: a rolled-back registration).
     fn hold_lease(&mut self, lease: Lease);
@@ -299,6 +302,13 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         }
     }
 
+    fn times_handlers(&self) -> bool {
+        match self.starting {
+            Starting::Defined { time_handlers, .. } => time_handlers,
+            _ => unreachable!("invariant: a cell is bound before it is attached"),
+        }
+    }
+
     fn hold_lease(&mut self, lease: Lease) {
         self.lease = Some(lease);
     }
@@ -309,15 +319,6 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
             unreachable!("invariant: a cell is attached once");
         };
         observe.time_handlers |= time_handlers;
-        if observe.time_handlers {
-            self.ctx
-                .mbox
-                .shared()
-                .stats
-                .rare()
-                .timing
-                .get_or_init(Box::default);
-        }
         let has_time_limits = self.ctx.layout.states.has_time_limits();
         if has_time_limits {
             self.gate |= TIME_LIMITED;
@@ -328,7 +329,7 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         if observe.time_handlers {
             self.gate |= TIMED;
         }
-        if has_time_limits || !attach.multi.is_empty() || observe.any() {
+        if has_time_limits || !attach.multi.is_empty() || observe.kept() {
             self.extras = Some(Box::new(Extras {
                 limit_epoch: 0,
                 limit_timers: Vec::new(),
@@ -580,14 +581,15 @@ impl<A: Agent> AgentCell<A> {
     /// (the runs its sampler picks), and its trace record.
     fn dispatch_observed(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
         let state = self.ctx.state;
-        let (timed, spans, traced) = match self.extras.as_ref() {
-            Some(x) => (
-                x.observe.time_handlers && time_this_run(x.observe.handler_sampling),
-                x.observe.spans,
-                x.observe.trace.is_some(),
-            ),
-            None => (false, false, false),
-        };
+        let timed = self.gate & TIMED != 0
+            && self
+                .shared()
+                .binding()
+                .and_then(|b| b.handler_timing)
+                .is_some_and(time_this_run);
+        let (spans, traced) = self.extras.as_ref().map_or((false, false), |x| {
+            (x.observe.spans, x.observe.trace.is_some())
+        });
         // What the message is, read only for a span or a trace record (most runs of a timed
         // agent need neither).
         let described = (spans || traced).then(|| (payload.type_name(), payload.type_id()));
@@ -606,9 +608,9 @@ impl<A: Agent> AgentCell<A> {
         let dispatched = self.dispatch(source, payload, limit);
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            if let Some(timing) = self.shared().stats.rare().timing.get() {
-                timing.record(took);
-            }
+            // Made by the agent's first timed run.
+            let timing = self.shared().stats.rare().timing.get_or_init(Box::default);
+            timing.record(took);
         }
         drop(span);
         let sink = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref());
@@ -1043,6 +1045,7 @@ impl<A: Agent> AgentCell<A> {
             .expect("invariant: a registered agent is bound");
         b.target.set(next);
         let link = b.supervisor.clone();
+        let timed = self.gate & TIMED != 0;
         let AgentCell {
             agent,
             ctx,
@@ -1051,7 +1054,9 @@ impl<A: Agent> AgentCell<A> {
             extras,
             ..
         } = self;
-        let (observe, multi) = extras.map_or_else(Default::default, |x| (x.observe, x.multi));
+        let (mut observe, multi) = extras.map_or_else(Default::default, |x| (x.observe, x.multi));
+        // Kept by the bit, not the extras (a timed-only agent has none).
+        observe.time_handlers |= timed;
         if catch_unwind(AssertUnwindSafe(move || drop(agent))).is_err() {
             ctx.mbox
                 .shared()

@@ -197,10 +197,10 @@ impl EnvBuilder {
                     .as_ref()
                     .map(|t| Arc::new(TraceSink::new(Arc::clone(&t.0), self.trace_filter.clone()))),
                 time_handlers: self.handler_time,
-                handler_sampling: self.handler_sampling,
                 spans: self.tracing_spans,
             },
             queue_depth: self.queue_depth,
+            handler_sampling: self.handler_sampling,
             default_dispatcher: self.default_dispatcher,
             propagation: self.propagation.clone(),
         }

@@ -161,6 +161,8 @@ impl EnvInner {
                 .map(|m| (m.mbox.clone(), m.type_id))
                 .collect();
             let cell = defined.cell;
+            let handler_timing = (self.config.observe.time_handlers || cell.times_handlers())
+                .then_some(self.config.handler_sampling);
             let target = self.slab.insert(&shared, |aref| {
                 cell.attach(Attach {
                     id: aref.id(),
@@ -183,6 +185,7 @@ impl EnvInner {
                     self.counters.propagation.as_ref(),
                 ),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
+                handler_timing,
                 panic_reaction: reaction,
                 env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),

@@ -16,7 +16,7 @@ use crate::message::payload::Payload;
 use crate::panic_reaction::PanicReaction;
 use crate::reason::ExitReason;
 use crate::slab::{AgentSlab, IncarnationRef};
-use crate::stats::{AgentCounters, EnvCounters};
+use crate::stats::{AgentCounters, EnvCounters, HandlerSampling};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::context::Propagation;
@@ -36,6 +36,11 @@ pub(crate) struct Binding {
     /// Insend handlers and event priorities; `None` when the agent declared neither.
     pub(crate) type_rules: Option<Box<TypeRules>>,
     pub(crate) limits: LimitTable,
+    /// Whether its handlers are timed, and how often (`EnvBuilder::handler_time`,
+    /// `Define::measure_handler_time`): the agent's worker reads it on a run its sampler
+    /// picks, `Mbox::stats` to report the time as tracked before the first timed run (the
+    /// timing counters are made by that run: nothing is allocated for it at registration).
+    pub(crate) handler_timing: Option<HandlerSampling>,
     pub(crate) panic_reaction: PanicReaction,
     /// The environment (`env.rs` implements [`AgentHost`]).
     pub(crate) env: Weak<dyn AgentHost>,
