@@ -5,7 +5,11 @@
 //!   thread of its own (`+metrics`), and that plus queue depth (`+depth`), handler time
 //!   (`+time`: the default sampling, one run in 128 timed) or both on for every agent, and
 //!   handler time with every run timed (`+time-every-run`: two clock reads per message). Each
-//!   reports its ratio to nothing on (target ≥ 0.95 with metrics on).
+//!   reports its ratio to nothing on (target ≥ 0.95 with metrics on). Beside the wall time
+//!   of the processing (`process`) and of the ring (`ring`), each reports the CPU time all
+//!   the process's threads used over the same window (`process cpu`, `ring cpu`: it counts
+//!   the exporter's scrapes too, and does not grow while other processes hold the CPU, so its
+//!   ratios hold on a loaded machine where the wall-time ratios swing by ±25 %).
 //!   And two ways with a trace-context hook installed (`EnvBuilder::trace_context`; no
 //!   metrics): `+trace-hook`, a hook whose sender is in no span, so messages carry nothing
 //!   (the cost of the hook being there), and `+trace`, a hook that reports a context for every
@@ -24,7 +28,7 @@
 use super::idle::process_cpu_time;
 use super::ring::run_ring_in;
 use super::send_process::run_send_process;
-use super::support::{Placement, setup};
+use super::support::{CpuClock, Placement, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, ensure};
 use agentry::snapshot::{SnapshotQuery, SortBy};
 use agentry::trace::{ContextPropagation, HandlerInfo, TraceContext};
@@ -277,13 +281,14 @@ fn cases(scale: Scale) -> Vec<Case> {
             .dispatcher("one_thread")
             .param("N", n_send)
             .phase(PhaseSpec::msgs("send"))
-            .phase(PhaseSpec::msgs("process"));
+            .phase(PhaseSpec::msgs("process"))
+            .phase(PhaseSpec::msgs("process cpu"));
         if observed != Observed::Nothing {
             b = b.baseline(&label, Observed::Nothing.impl_name());
         }
         cases.push(b.interleave().runner(move || {
             let (env, observers) = observed.env()?;
-            let sample = run_send_process(env, n_send)?;
+            let sample = run_send_process(env, n_send, CpuClock::on())?;
             observers.check(n_send)?;
             Ok(sample)
         }));
@@ -295,15 +300,21 @@ fn cases(scale: Scale) -> Vec<Case> {
             .dispatcher("one_thread")
             .param("N", n_ring)
             .param("M", m_ring)
-            .phase(PhaseSpec::msgs("ring"));
+            .phase(PhaseSpec::msgs("ring"))
+            .phase(PhaseSpec::msgs("ring cpu"));
         if observed != Observed::Nothing {
             b = b.baseline(&label, Observed::Nothing.impl_name());
         }
         cases.push(b.interleave().runner(move || {
             let (env, observers) = observed.env()?;
-            let run = run_ring_in(env, n_ring, m_ring, Placement::OneThread)?;
+            let run = run_ring_in(env, n_ring, m_ring, Placement::OneThread, CpuClock::on())?;
             observers.check(n_ring * m_ring + 1)?; // the tokens and the closing `Next`
-            Ok(Sample::new().phase("ring", run.ring, n_ring * m_ring))
+            let cpu = run.ring_cpu.ok_or_else(|| {
+                BenchError::Harness("the ring's CPU time was not measured".into())
+            })?;
+            Ok(Sample::new()
+                .phase("ring", run.ring, n_ring * m_ring)
+                .phase("ring cpu", cpu, n_ring * m_ring))
         }));
     }
     let tick_ms = u64::try_from(tick.as_millis()).unwrap_or(u64::MAX);

@@ -7,7 +7,7 @@
 //! a contiguous segment of the ring, so a token changes thread 100 times per circle), plus a
 //! `thread_pool` of 2 threads (no seed figure). The M tokens start evenly spaced.
 
-use super::support::{Finish, Placement, env, run, setup};
+use super::support::{CpuClock, Finish, Placement, env, run, setup};
 use crate::harness::{
     BenchDef, BenchError, Case, ChartKind, ChartY, PhaseSpec, Sample, Scale, verify_eq,
 };
@@ -162,21 +162,25 @@ pub(crate) struct RingRun {
     pub(crate) registration: Duration,
     /// From the first token's injection to the last token's last hop.
     pub(crate) ring: Duration,
+    /// The process's CPU time over the same window, if measured.
+    pub(crate) ring_cpu: Option<Duration>,
 }
 
 /// Runs a ring of `n` agents placed by `placement` with `m` tokens, and verifies it.
 pub(crate) fn run_ring(n: u64, m: u64, placement: Placement) -> Result<RingRun, BenchError> {
-    run_ring_in(env()?, n, m, placement)
+    run_ring_in(env()?, n, m, placement, CpuClock::default())
 }
 
-/// [`run_ring`] in the environment `env` (built with other settings: `observability`).
+/// [`run_ring`] in the environment `env` (built with other settings: `observability`, which
+/// also measures the ring's CPU time with `cpu`).
 pub(crate) fn run_ring_in(
     env: agentry::Env,
     n: u64,
     m: u64,
     placement: Placement,
+    cpu: CpuClock,
 ) -> Result<RingRun, BenchError> {
-    let finish = Finish::new(m);
+    let finish = Finish::with_cpu(m, cpu.clone());
     let registration = Instant::now();
     let binders = placement.binders(env.handle())?;
     let mut coop = env.handle().new_coop();
@@ -209,5 +213,9 @@ pub(crate) fn run_ring_in(
     let handled: u64 = members.iter().map(|mb| mb.stats().handled).sum();
     verify_eq("messages handled (N*M tokens + 1 Next)", n * m + 1, handled)?;
     verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
-    Ok(RingRun { registration, ring })
+    Ok(RingRun {
+        registration,
+        ring,
+        ring_cpu: cpu.used()?,
+    })
 }

@@ -1,7 +1,7 @@
 //! `send_process` (SObjectizer 4.4 b3): one agent sends N messages to itself, then handles
 //! them all. Measures send and dispatch separately.
 
-use super::support::{SendThenProcess, Tally, env, run, setup};
+use super::support::{CpuClock, SendThenProcess, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, UserError};
 
@@ -58,14 +58,15 @@ fn cases(scale: Scale) -> Vec<Case> {
             .param("N", n)
             .phase(PhaseSpec::msgs("send").seed(242_570.0))
             .phase(PhaseSpec::msgs("process").seed(485_593.0))
-            .runner(move || run_send_process(env()?, n)),
+            .runner(move || run_send_process(env()?, n, CpuClock::default())),
     ]
 }
 
 /// One agent of `env` sends itself `n` messages, then handles them; verified. Also run by
-/// `observability` with metrics on.
-pub(crate) fn run_send_process(env: Env, n: u64) -> Result<Sample, BenchError> {
-    let clock = SendThenProcess::default();
+/// `observability` with metrics on, which measures the processing's CPU time with `cpu` too
+/// (phase `process cpu`).
+pub(crate) fn run_send_process(env: Env, n: u64, cpu: CpuClock) -> Result<Sample, BenchError> {
+    let clock = SendThenProcess::with_cpu(cpu.clone());
     let sum = Tally::default();
     let agent = SelfSender {
         n,
@@ -80,7 +81,11 @@ pub(crate) fn run_send_process(env: Env, n: u64) -> Result<Sample, BenchError> {
     let (send, process) = clock.take()?;
     verify_eq("sum of handled payloads", n * (n - 1) / 2, sum.get())?;
     verify_eq("unhandled messages", 0, handle.stats().unhandled)?;
-    Ok(Sample::new()
+    let sample = Sample::new()
         .phase("send", send, n)
-        .phase("process", process, n))
+        .phase("process", process, n);
+    Ok(match cpu.used()? {
+        Some(used) => sample.phase("process cpu", used, n),
+        None => sample,
+    })
 }

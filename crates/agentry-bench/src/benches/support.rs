@@ -11,6 +11,67 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// The CPU time all the process's threads used over a workload's timed window, read where
+/// the window's own clock starts and stops (`/proc/self/task/*/schedstat`, as `idle` reads
+/// it). Unlike the wall time it does not grow while other processes hold the CPU, so A/B
+/// ratios of it hold on a loaded machine (`observability`). Off by default: nothing is read.
+#[derive(Clone, Default)]
+pub(crate) struct CpuClock(Option<Arc<Mutex<CpuWindow>>>);
+
+#[derive(Default)]
+struct CpuWindow {
+    start: Option<Duration>,
+    used: Option<Result<Duration, String>>,
+}
+
+impl CpuClock {
+    /// A clock that measures.
+    pub(crate) fn on() -> CpuClock {
+        CpuClock(Some(Arc::default()))
+    }
+
+    fn window(&self) -> Option<std::sync::MutexGuard<'_, CpuWindow>> {
+        let w = self.0.as_ref()?;
+        Some(w.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// The window opens (where the workload's clock starts).
+    pub(crate) fn start(&self) {
+        if let Some(mut w) = self.window() {
+            match super::idle::process_cpu_time() {
+                Ok(now) => w.start = Some(now),
+                Err(e) => w.used = Some(Err(e.to_string())),
+            }
+        }
+    }
+
+    /// The window closes (where the workload's clock stops).
+    pub(crate) fn stop(&self) {
+        if let Some(mut w) = self.window() {
+            let used = match (w.start, super::idle::process_cpu_time()) {
+                (Some(start), Ok(now)) => Ok(now.saturating_sub(start)),
+                (None, _) => Err("the CPU window was closed before it was opened".to_owned()),
+                (_, Err(e)) => Err(e.to_string()),
+            };
+            w.used.get_or_insert(used);
+        }
+    }
+
+    /// The CPU time of the window (`None` when off); fails if it was not opened and closed.
+    pub(crate) fn used(&self) -> Result<Option<Duration>, BenchError> {
+        let Some(w) = self.window() else {
+            return Ok(None);
+        };
+        match &w.used {
+            Some(Ok(d)) => Ok(Some(*d)),
+            Some(Err(e)) => Err(BenchError::Harness(format!("CPU time: {e}"))),
+            None => Err(BenchError::Harness(
+                "the CPU window was never closed".to_owned(),
+            )),
+        }
+    }
+}
+
 /// A fresh environment with the default settings (one `one_thread` dispatcher).
 pub(crate) fn env() -> Result<Env, BenchError> {
     Env::new().map_err(|e| BenchError::Harness(format!("cannot build the environment: {e}")))
@@ -62,6 +123,8 @@ pub(crate) struct SendThenProcess {
     timings: Timings,
     /// When the sends ended (the agent's copy only).
     process_start: Option<Instant>,
+    /// The CPU time of the processing, if measured.
+    cpu: CpuClock,
 }
 
 impl SendThenProcess {
@@ -72,6 +135,7 @@ impl SendThenProcess {
         let sent = Instant::now();
         self.timings.record(sent - start);
         self.process_start = Some(sent);
+        self.cpu.start();
     }
 
     /// The last message was handled: records the processing time.
@@ -80,6 +144,15 @@ impl SendThenProcess {
             .process_start
             .expect("invariant: the sends were timed in on_start");
         self.timings.record(start.elapsed());
+        self.cpu.stop();
+    }
+
+    /// A clock whose processing phase is also measured in CPU time (by `cpu`).
+    pub(crate) fn with_cpu(cpu: CpuClock) -> SendThenProcess {
+        SendThenProcess {
+            cpu,
+            ..SendThenProcess::default()
+        }
     }
 
     /// The runner's side: the send and process durations.
@@ -216,19 +289,28 @@ pub(crate) struct Finish {
     left: AtomicU64,
     start: OnceLock<Instant>,
     timings: Timings,
+    /// The CPU time over the same window, if measured.
+    cpu: CpuClock,
 }
 
 impl Finish {
     pub(crate) fn new(count: u64) -> Arc<Self> {
+        Self::with_cpu(count, CpuClock::default())
+    }
+
+    /// A finish that also measures the CPU time of its window with `cpu`.
+    pub(crate) fn with_cpu(count: u64, cpu: CpuClock) -> Arc<Self> {
         Arc::new(Self {
             left: AtomicU64::new(count),
             start: OnceLock::new(),
             timings: Timings::default(),
+            cpu,
         })
     }
 
     /// Starts the clock (once, before the first part is injected).
     pub(crate) fn start(&self) -> Result<(), BenchError> {
+        self.cpu.start();
         self.start
             .set(Instant::now())
             .map_err(|_| BenchError::Harness("the clock was started twice".to_owned()))
@@ -243,6 +325,7 @@ impl Finish {
                 .get()
                 .expect("invariant: started before injection");
             self.timings.record(start.elapsed());
+            self.cpu.stop();
         }
         last
     }
