@@ -73,7 +73,8 @@ pub(crate) struct Observe {
 }
 
 impl Observe {
-    /// What the boxed extras must keep: a tracer or spans (timing needs only the `TIMED` bit).
+    /// Traced or spanned: what the `OBSERVED` bit stands for and the boxed extras must keep
+    /// (timing needs only the `TIMED` bit).
     fn kept(&self) -> bool {
         self.trace.is_some() || self.spans
     }
@@ -323,7 +324,7 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         if has_time_limits {
             self.gate |= TIME_LIMITED;
         }
-        if observe.trace.is_some() || observe.spans {
+        if observe.kept() {
             self.gate |= OBSERVED;
         }
         if observe.time_handlers {
