@@ -41,6 +41,7 @@ use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
 use crate::ids::{AgentId, CoopId};
+use crate::mbox::class::AgentClasses;
 use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
 use crate::mbox::limit::LimitTable;
 use crate::mbox::named::NamedMboxes;
@@ -120,6 +121,8 @@ pub(crate) struct EnvInner {
     pub(crate) timers: Arc<TimerService>,
     /// The agents' layouts, one per agent type (`agent/layout.rs`).
     pub(crate) layouts: LayoutCache,
+    /// The agents' classes, one per agent type (`mbox/class.rs`).
+    classes: AgentClasses,
     config: Config,
 }
 
@@ -132,6 +135,10 @@ impl AgentHost for EnvInner {
 
     fn counters(&self) -> &Arc<EnvCounters> {
         &self.counters
+    }
+
+    fn agent_classes(&self) -> &AgentClasses {
+        &self.classes
     }
 
     fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
@@ -186,6 +193,7 @@ impl EnvInner {
                 Arc::clone(&counters),
             ),
             layouts: LayoutCache::default(),
+            classes: AgentClasses::default(),
             config,
         }
     }
@@ -280,10 +288,10 @@ impl EnvInner {
             listeners,
             supervision,
             children,
-            env: _,
+            env,
+            last_class: _,
         } = coop;
-        let supervision =
-            crate::supervision::prepare(&mut agents, supervision, children, &self.counters)?;
+        let supervision = crate::supervision::prepare(&mut agents, supervision, children, &env)?;
 
         // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
         // in the allocation that holds it from then on. The coop's list of pending agents becomes
@@ -300,7 +308,7 @@ impl EnvInner {
                     binder: own,
                     agent,
                 } = pending;
-                let agent_type = shared.agent_type;
+                let agent_type = shared.agent_type();
                 let me = Mbox::from_shared(Arc::clone(&shared));
                 let at = Placement {
                     env: &handle,
@@ -339,7 +347,7 @@ impl EnvInner {
                     .prepare(&mut scope, cell.priority())
                     .map_err(|source| RegisterError::Bind {
                         index,
-                        agent_type: entry.shared.agent_type,
+                        agent_type: entry.shared.agent_type(),
                         source,
                     })?;
             cell.hold_lease(prepared.lease);
@@ -412,7 +420,6 @@ impl EnvInner {
                 ),
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 panic_reaction: reaction,
-                env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),
             });
             for m in parts.multi {
@@ -758,7 +765,7 @@ impl EnvHandle {
             })
         }
         for (shared, live) in &agents {
-            let t = entry(&mut types, shared.agent_type);
+            let t = entry(&mut types, shared.agent_type());
             t.agents += usize::from(*live);
             let mut stats = Mbox::from_shared(Arc::clone(shared)).stats();
             if !*live {

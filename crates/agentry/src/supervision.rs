@@ -84,7 +84,7 @@ use crate::coop::{Coop, PendingAgent};
 use crate::error::SupervisionError;
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
-use crate::mbox::direct::AgentShared;
+use crate::mbox::direct::{AgentHost, AgentShared};
 pub(crate) use crate::mbox::supervisor_link::SupervisorLink;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -264,7 +264,7 @@ pub(crate) fn prepare(
     agents: &mut Vec<PendingAgent>,
     policy: Option<Supervision>,
     children: Vec<ChildSpec>,
-    counters: &Arc<crate::stats::EnvCounters>,
+    env: &Arc<dyn AgentHost>,
 ) -> Result<Option<Plan>, SupervisionError> {
     let Some(policy) = policy else {
         return if children.is_empty() {
@@ -275,8 +275,8 @@ pub(crate) fn prepare(
     };
     policy.check()?;
     let shared = Arc::new(AgentShared::new(
-        std::any::type_name::<Supervisor>(),
-        Arc::clone(counters),
+        env.agent_classes()
+            .of::<Supervisor>(std::any::type_name::<Supervisor>(), env),
     ));
     let supervisor_mbox = Mbox::from_shared(Arc::clone(&shared));
     let mut links = vec![None; agents.len() + 1];

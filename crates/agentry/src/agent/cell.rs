@@ -476,11 +476,11 @@ impl<A: Agent> AgentCell<A> {
             payload.type_id(),
             self.ctx.state,
         ) else {
-            shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
+            shared.counters().unhandled.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(
                 target: "agentry::delivery",
                 agent = %self.ctx.id,
-                agent_type = shared.agent_type,
+                agent_type = shared.agent_type(),
                 message = payload.type_name(),
                 state = self.ctx.layout.states.name(self.ctx.state),
                 "no handler in the current state"
@@ -581,7 +581,7 @@ impl<A: Agent> AgentCell<A> {
                 target: "agentry::delivery",
                 "handle",
                 agent = %self.ctx.id,
-                agent_type = self.shared().agent_type,
+                agent_type = self.shared().agent_type(),
                 message,
                 mbox = %source
             )
@@ -599,7 +599,7 @@ impl<A: Agent> AgentCell<A> {
         if let Some(sink) = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref()) {
             sink.emit(&TraceRecord {
                 agent: Some(self.ctx.id),
-                agent_type: Some(self.shared().agent_type),
+                agent_type: Some(self.shared().agent_type()),
                 mbox: Some(source),
                 message,
                 message_type,
@@ -698,10 +698,10 @@ impl<A: Agent> AgentCell<A> {
     fn count_panic(&self) {
         let shared = self.shared();
         shared.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
-        shared.counters.panics.fetch_add(1, Ordering::Relaxed);
+        shared.counters().panics.fetch_add(1, Ordering::Relaxed);
         tracing::error!(
             agent = %self.ctx.id,
-            agent_type = shared.agent_type,
+            agent_type = shared.agent_type(),
             state = self.ctx.layout.states.name(self.ctx.state),
             reaction = ?self.panic_reaction,
             "handler panicked"
@@ -928,7 +928,7 @@ impl<A: Agent> AgentCell<A> {
             StartTicket::Restart => {
                 tracing::error!(
                     agent = %self.ctx.id,
-                    agent_type = self.shared().agent_type,
+                    agent_type = self.shared().agent_type(),
                     %failure,
                     "a restarted agent failed to start"
                 );
@@ -937,7 +937,7 @@ impl<A: Agent> AgentCell<A> {
             }
         };
         self.stop(DropReason::StartFailed);
-        let agent_type = self.shared().agent_type;
+        let agent_type = self.shared().agent_type();
         tracing::error!(
             agent = %self.ctx.id,
             agent_type,
@@ -1045,7 +1045,7 @@ impl<A: Agent> AgentCell<A> {
                 .fetch_add(1, Ordering::Relaxed);
             ctx.mbox
                 .shared()
-                .counters
+                .counters()
                 .panics
                 .fetch_add(1, Ordering::Relaxed);
             tracing::error!(agent = %ctx.id, "agent panicked while being dropped");

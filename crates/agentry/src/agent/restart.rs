@@ -230,7 +230,7 @@ impl<A: Agent> Suspended<A> {
             Err(why) => {
                 tracing::error!(
                     agent = %self.id,
-                    agent_type = self.mbox.shared().agent_type,
+                    agent_type = self.mbox.shared().agent_type(),
                     why,
                     "supervised agent could not be restarted"
                 );
@@ -279,7 +279,7 @@ impl<A: Agent> Suspended<A> {
             start: StartTicket::Restart,
         });
         shared.stats.rare().restarts.fetch_add(1, Ordering::Relaxed);
-        shared.counters.restarts.fetch_add(1, Ordering::Relaxed);
+        shared.counters().restarts.fetch_add(1, Ordering::Relaxed);
         body.on_start();
         replay(&mut *body, &shared, deferred, cx);
         if let Some(link) = link {

@@ -409,6 +409,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::Agents;
+    use crate::mbox::class::AgentClass;
     use crate::mbox::direct::AgentShared;
     use crate::stats::EnvCounters;
     use std::sync::Arc;
@@ -416,7 +417,13 @@ mod tests {
     fn agents(n: usize) -> Vec<Arc<AgentShared>> {
         let counters = Arc::new(EnvCounters::new(None, None));
         (0..n)
-            .map(|_| Arc::new(AgentShared::new("t", Arc::clone(&counters))))
+            .map(|_| {
+                Arc::new(AgentShared::new(AgentClass::new::<()>(
+                    "t",
+                    Arc::clone(&counters),
+                    std::sync::Weak::<crate::env::EnvInner>::new(),
+                )))
+            })
             .collect()
     }
 
