@@ -151,8 +151,8 @@ impl AgentHost for EnvInner {
 }
 
 /// One agent of a coop being registered, between its definition and the commit.
+/// Its shared part is its cell's (`DefinedAgent::shared`).
 struct DefinedEntry {
-    shared: Arc<AgentShared>,
     defined: Defined,
     /// Its dispatcher's queue, once its binding is prepared (phase 2).
     queue: Option<crate::disp::EventQueue>,
@@ -309,17 +309,15 @@ impl EnvInner {
                     agent,
                 } = pending;
                 let agent_type = shared.agent_type();
-                let me = Mbox::from_shared(Arc::clone(&shared));
+                let me = Mbox::from_shared(shared);
                 let at = Placement {
                     env: &handle,
-                    coop: id,
                     binder: own
                         .or_else(|| binder.clone())
                         .unwrap_or_else(|| default.clone()),
                 };
                 match catch_unwind(AssertUnwindSafe(|| agent.define(me, at))) {
                     Ok(Ok(defined)) => Ok(DefinedEntry {
-                        shared,
                         defined,
                         queue: None,
                     }),
@@ -347,7 +345,7 @@ impl EnvInner {
                     .prepare(&mut scope, cell.priority())
                     .map_err(|source| RegisterError::Bind {
                         index,
-                        agent_type: entry.shared.agent_type(),
+                        agent_type: cell.shared().agent_type(),
                         source,
                     })?;
             cell.hold_lease(prepared.lease);
@@ -373,7 +371,10 @@ impl EnvInner {
         let coop_reaction = panic_reaction
             .or_else(|| parent.and_then(|p| registry.panic_reaction_of(p)))
             .unwrap_or(self.config.panic_reaction);
-        let shared_list = defined.iter().map(|e| Arc::clone(&e.shared)).collect();
+        let shared_list = defined
+            .iter()
+            .map(|e| Arc::clone(e.defined.cell.shared()))
+            .collect();
         let (mut links, published) = match supervision {
             Some(plan) => (plan.links, Some(plan.shared)),
             None => (Vec::new(), None),
@@ -383,11 +384,7 @@ impl EnvInner {
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
         for (index, entry) in defined.into_iter().enumerate() {
-            let DefinedEntry {
-                shared,
-                defined,
-                queue,
-            } = entry;
+            let DefinedEntry { defined, queue } = entry;
             let queue = queue.expect("invariant: every binding was prepared in phase 2");
             let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
             let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
@@ -397,6 +394,7 @@ impl EnvInner {
                 .map(|m| (m.mbox.clone(), m.type_id))
                 .collect();
             let cell = defined.cell;
+            let shared = Arc::clone(cell.shared());
             let target = self.slab.insert(&shared, |aref| {
                 cell.attach(Attach {
                     id: aref.id(),

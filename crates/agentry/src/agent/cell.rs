@@ -39,7 +39,7 @@ use crate::coop::start::{CoopStart, Failed, Go};
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
-use crate::ids::{AgentId, CoopId, MboxId};
+use crate::ids::{AgentId, MboxId};
 use crate::mbox::current_agent::CURRENT_AGENT;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
@@ -89,7 +89,6 @@ pub(crate) trait UndefinedAgent: Send {
 /// Where a defined agent goes: what its cell knows from its definition on.
 pub(crate) struct Placement<'a> {
     pub(crate) env: &'a EnvHandle,
-    pub(crate) coop: CoopId,
     /// The binder it is bound with (its child coops run there too).
     pub(crate) binder: Binder,
 }
@@ -106,6 +105,8 @@ pub(crate) struct Defined {
 
 /// A defined agent's cell before the commit.
 pub(crate) trait DefinedAgent: Send {
+    /// The agent's shared part (its own mbox's).
+    fn shared(&self) -> &Arc<AgentShared>;
     /// The binder the agent is bound with.
     fn binder(&self) -> &Binder;
     /// The priority the agent declared (for binding).
@@ -255,7 +256,6 @@ impl<A: Agent> AgentCell<A> {
             ctx: Ctx {
                 mbox: me,
                 id: AgentId::UNATTACHED,
-                coop: at.coop,
                 env: at.env.clone(),
                 binder: at.binder,
                 state: State::DEFAULT,
@@ -286,6 +286,10 @@ impl<A: Agent> AgentCell<A> {
 }
 
 impl<A: Agent> DefinedAgent for AgentCell<A> {
+    fn shared(&self) -> &Arc<AgentShared> {
+        self.ctx.mbox.shared()
+    }
+
     fn binder(&self) -> &Binder {
         &self.ctx.binder
     }
@@ -719,7 +723,10 @@ impl<A: Agent> AgentCell<A> {
             PanicReaction::Supervise => self.fail(),
             reaction => {
                 self.stop(DropReason::AgentFailed);
-                self.ctx.env.inner().react_to_panic(reaction, self.ctx.coop);
+                self.ctx
+                    .env
+                    .inner()
+                    .react_to_panic(reaction, self.ctx.coop());
             }
         }
     }
@@ -745,7 +752,7 @@ impl<A: Agent> AgentCell<A> {
                 self.ctx
                     .env
                     .inner()
-                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop);
+                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
             }
         }
     }
@@ -920,7 +927,7 @@ impl<A: Agent> AgentCell<A> {
                 self.ctx
                     .env
                     .inner()
-                    .react_to_panic(PanicReaction::Abort, self.ctx.coop);
+                    .react_to_panic(PanicReaction::Abort, self.ctx.coop());
             }
         }
         let (coop, index) = match ticket {
@@ -941,7 +948,7 @@ impl<A: Agent> AgentCell<A> {
         tracing::error!(
             agent = %self.ctx.id,
             agent_type,
-            coop = %self.ctx.coop,
+            coop = %self.ctx.coop(),
             %failure,
             "agent failed to start; its coop is rolled back"
         );
@@ -957,7 +964,7 @@ impl<A: Agent> AgentCell<A> {
             let _ = self
                 .ctx
                 .env
-                .deregister_coop(self.ctx.coop, DeregReason::StartFailed);
+                .deregister_coop(self.ctx.coop(), DeregReason::StartFailed);
         }
     }
 }
@@ -1051,9 +1058,9 @@ impl<A: Agent> AgentCell<A> {
             tracing::error!(agent = %ctx.id, "agent panicked while being dropped");
         }
         let suspended = Suspended {
+            coop: ctx.coop(),
             mbox: ctx.mbox,
             id: next.id(),
-            coop: ctx.coop,
             env,
             lease: lease.expect("invariant: an attached cell holds its lease"),
             binder: ctx.binder,
@@ -1123,7 +1130,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         }
         Exit {
             env: Arc::clone(self.ctx.env.inner()) as Arc<dyn AgentHost>,
-            coop: self.ctx.coop,
+            coop: self.ctx.coop(),
             agent: Arc::clone(self.ctx.mbox.shared()),
         }
     }

@@ -27,7 +27,6 @@ use std::time::Duration;
 pub struct Ctx<A> {
     pub(crate) mbox: Mbox,
     pub(crate) id: AgentId,
-    pub(crate) coop: CoopId,
     pub(crate) env: EnvHandle,
     /// The binder the agent was bound with (its child coops' default).
     pub(crate) binder: Binder,
@@ -64,7 +63,12 @@ impl<A: Agent> Ctx<A> {
 
     /// The agent's coop.
     pub fn coop(&self) -> CoopId {
-        self.coop
+        // Kept in the binding (the same for every incarnation), not in each context.
+        self.mbox
+            .shared()
+            .binding()
+            .expect("invariant: an agent is bound before any of its hooks or handlers runs")
+            .coop
     }
 
     /// The environment.
@@ -101,7 +105,7 @@ impl<A: Agent> Ctx<A> {
     /// Starts deregistering this agent's coop (children first). Returns immediately.
     pub fn deregister_coop(&self, reason: DeregReason) {
         // Already deregistering is fine: the coop is on its way out either way.
-        let _ = self.env.deregister_coop(self.coop, reason);
+        let _ = self.env.deregister_coop(self.coop(), reason);
     }
 
     /// This agent stops alone: it stops accepting messages, handles what was queued before,
@@ -130,7 +134,7 @@ impl<A: Agent> Ctx<A> {
     /// default dispatcher.)
     pub fn child_coop(&self) -> Coop {
         let mut coop = self.env.new_coop();
-        coop.set_parent(self.coop).set_binder(&self.binder);
+        coop.set_parent(self.coop()).set_binder(&self.binder);
         coop
     }
 
@@ -230,7 +234,7 @@ impl<A> fmt::Debug for Ctx<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
             .field("agent", &self.id)
-            .field("coop", &self.coop)
+            .field("coop", &self.mbox.shared().binding().map(|b| b.coop))
             .field("state", &self.state)
             .finish_non_exhaustive()
     }

@@ -243,7 +243,7 @@ impl<A: Agent> Suspended<A> {
         let Suspended {
             mbox,
             id,
-            coop,
+            coop: _,
             env,
             lease,
             binder,
@@ -253,11 +253,7 @@ impl<A: Agent> Suspended<A> {
         } = *self;
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
-        let placement = Placement {
-            env: &env,
-            coop,
-            binder,
-        };
+        let placement = Placement { env: &env, binder };
         let (mut cell, parts) = AgentCell::defined(agent, def, Some(restart), placement);
         cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).
