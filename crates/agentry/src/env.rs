@@ -357,13 +357,6 @@ impl EnvInner {
         // Phase 4, the start, is waited for unless waiting could deadlock (`coop/start.rs`).
         let wait = !on_a_dispatcher_thread();
         let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
-        let mut listeners = listeners;
-        if let Some(start) = start.as_ref().filter(|_| wait) {
-            let start = Arc::clone(start);
-            listeners.push(crate::coop::DeregListener::Callback(Box::new(move |_| {
-                start.coop_gone()
-            })));
-        }
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);
@@ -435,7 +428,10 @@ impl EnvInner {
             }
         }
         drop(registry);
-        match start.filter(|_| wait).map(|start| start.wait()) {
+        match start
+            .filter(|_| wait)
+            .map(|start| self.wait_for_start(id, &start))
+        {
             Some(Err(Failed {
                 index,
                 agent_type,
@@ -447,6 +443,19 @@ impl EnvInner {
             }),
             _ => Ok(id),
         }
+    }
+
+    /// Waits for the start of the coop `id` (phase 4): for its verdict, and after a failure
+    /// for the coop to be gone. Only a failed start's coop is told to report its end here
+    /// (`coop/start.rs` ground rules: nothing keeps the start of a coop that started).
+    fn wait_for_start(&self, id: CoopId, start: &Arc<CoopStart>) -> Result<(), Failed> {
+        if !start.wait_verdict() {
+            let listener = CoopStart::gone_listener(start);
+            if self.registry.lock().add_listener(id, listener).is_err() {
+                start.coop_gone();
+            }
+        }
+        start.wait()
     }
 
     fn deregister(
