@@ -26,11 +26,13 @@ use crate::agent::restart::SupervisedAgent;
 use crate::agent::{Agent, Define};
 use crate::disp::Binder;
 use crate::ids::CoopId;
+use crate::mbox::class::AgentClass;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::panic_reaction::PanicReaction;
 use crate::reason::DeregReason;
 use crate::supervision::Supervision;
+use std::any::TypeId;
 use std::fmt;
 use std::sync::Arc;
 
@@ -123,6 +125,9 @@ pub struct Coop {
     pub(crate) supervision: Option<Supervision>,
     /// Supervised children, in the order they were added.
     pub(crate) children: Vec<ChildSpec>,
+    /// The class of the agent type added last (`mbox/class.rs`: adding agents of one type
+    /// reads the env's classes once).
+    pub(crate) last_class: Option<Arc<AgentClass>>,
 }
 
 impl Coop {
@@ -136,6 +141,7 @@ impl Coop {
             listeners: Vec::new(),
             supervision: None,
             children: Vec::new(),
+            last_class: None,
         }
     }
 
@@ -170,24 +176,32 @@ impl Coop {
     }
 
     fn push<A: Agent>(&mut self, agent: A, binder: Option<Binder>) -> Mbox {
-        self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder)
+        self.push_erased::<A>(Box::new(agent), binder)
     }
 
     fn push_declared<A: Protocol>(&mut self, agent: A, binder: Option<Binder>) -> Addr<A> {
         let agent = Box::new(Declared(agent));
-        Addr::new(self.push_erased(std::any::type_name::<A>(), agent, binder))
+        Addr::new(self.push_erased::<A>(agent, binder))
     }
 
-    fn push_erased(
+    /// Adds `agent`, an agent of type `A` (its class is `A`'s).
+    fn push_erased<A: 'static>(
         &mut self,
-        agent_type: &'static str,
         agent: Box<dyn UndefinedAgent>,
         binder: Option<Binder>,
     ) -> Mbox {
-        let shared = Arc::new(AgentShared::new(
-            agent_type,
-            Arc::clone(self.env.counters()),
-        ));
+        let class = match &self.last_class {
+            Some(class) if class.type_id == TypeId::of::<A>() => Arc::clone(class),
+            _ => {
+                let class = self
+                    .env
+                    .agent_classes()
+                    .of::<A>(std::any::type_name::<A>(), &self.env);
+                self.last_class = Some(Arc::clone(&class));
+                class
+            }
+        };
+        let shared = Arc::new(AgentShared::new(class));
         let mbox = Mbox::from_shared(Arc::clone(&shared));
         self.agents.push(PendingAgent {
             shared,
@@ -253,7 +267,7 @@ impl Coop {
         check: DefinitionCheck<A>,
     ) -> Mbox {
         let agent = SupervisedAgent::new(factory, check);
-        let mbox = self.push_erased(std::any::type_name::<A>(), Box::new(agent), binder);
+        let mbox = self.push_erased::<A>(Box::new(agent), binder);
         self.children.push(ChildSpec::Agent(self.agents.len() - 1));
         mbox
     }

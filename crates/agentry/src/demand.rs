@@ -246,7 +246,7 @@ impl Demand {
         }
         counters.trace(|| TraceRecord {
             agent,
-            agent_type: shared.as_ref().map(|s| s.agent_type),
+            agent_type: shared.as_ref().map(|s| s.agent_type()),
             mbox: Some(self.source),
             message: payload.type_name(),
             message_type: payload.type_id(),

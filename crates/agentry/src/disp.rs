@@ -319,6 +319,8 @@ pub struct DispatcherStats {
 #[derive(Clone, Debug)]
 pub struct Binder(BinderKind);
 
+const _: () = assert!(std::mem::size_of::<Binder>() == 16);
+
 #[derive(Clone, Debug)]
 enum BinderKind {
     /// The default dispatcher of the environment at this address, whatever it is (made on
@@ -326,7 +328,9 @@ enum BinderKind {
     EnvDefault(usize),
     OneThread(one_thread::OneThreadDispatcher),
     ActiveObj(ActiveObjDispatcher),
-    ActiveGroup(ActiveGroupDispatcher, Arc<str>),
+    /// The dispatcher and the group, behind one pointer: every other kind is one pointer, and
+    /// each agent keeps its binder (its child coops' default), so the binder stays 16 bytes.
+    ActiveGroup(Arc<(ActiveGroupDispatcher, Arc<str>)>),
     ThreadPool(thread_pool::ThreadPoolDispatcher),
     Prio(PrioOneThreadDispatcher),
 }
@@ -354,7 +358,7 @@ impl Binder {
             }
             BinderKind::OneThread(d) => d.prepare(scope, priority),
             BinderKind::ActiveObj(d) => d.prepare(scope),
-            BinderKind::ActiveGroup(d, group) => d.prepare(scope, group),
+            BinderKind::ActiveGroup(group) => group.0.prepare(scope, &group.1),
             BinderKind::ThreadPool(d) => d.prepare(scope),
             BinderKind::Prio(d) => d.prepare(scope, priority),
         }

@@ -41,6 +41,7 @@ use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
 use crate::ids::{AgentId, CoopId};
+use crate::mbox::class::AgentClasses;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::named::NamedMboxes;
 use crate::mbox::{Mbox, MultiMbox};
@@ -121,6 +122,8 @@ pub(crate) struct EnvInner {
     pub(crate) timers: Arc<TimerService>,
     /// The agents' layouts, one per agent type (`agent/layout.rs`).
     pub(crate) layouts: LayoutCache,
+    /// The agents' classes, one per agent type (`mbox/class.rs`).
+    classes: AgentClasses,
     config: Config,
 }
 
@@ -133,6 +136,10 @@ impl AgentHost for EnvInner {
 
     fn counters(&self) -> &Arc<EnvCounters> {
         &self.counters
+    }
+
+    fn agent_classes(&self) -> &AgentClasses {
+        &self.classes
     }
 
     fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared) {
@@ -252,6 +259,7 @@ impl EnvInner {
                 Arc::clone(&counters),
             ),
             layouts: LayoutCache::default(),
+            classes: AgentClasses::default(),
             config,
         }
     }
@@ -578,7 +586,7 @@ impl EnvHandle {
             })
         }
         for (shared, live) in &agents {
-            let t = entry(&mut types, shared.agent_type);
+            let t = entry(&mut types, shared.agent_type());
             t.agents += usize::from(*live);
             let mut stats = Mbox::from_shared(Arc::clone(shared)).stats();
             if !*live {

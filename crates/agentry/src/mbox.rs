@@ -13,6 +13,7 @@
 //! cannot be delivered is counted in [`EnvStats`](crate::EnvStats) (and given back by the
 //! `try_` variants).
 
+pub(crate) mod class;
 pub(crate) mod current_agent;
 pub(crate) mod direct;
 pub(crate) mod event_priority;
@@ -140,7 +141,7 @@ impl Mbox {
         &self,
         query: Q,
     ) -> Result<Arc<ReplySlot<R>>, RequestError> {
-        let slot = Arc::new(ReplySlot::new(Arc::clone(&self.0.counters)));
+        let slot = Arc::new(ReplySlot::new(Arc::clone(self.0.counters())));
         let request = Request::new(query, Arc::clone(&slot));
         match self
             .0
@@ -168,7 +169,7 @@ impl Mbox {
     /// The owning agent's counters.
     pub fn stats(&self) -> AgentStats {
         let live = self.0.binding().and_then(|b| {
-            let env = b.env.upgrade()?;
+            let env = self.0.env()?;
             env.agent_slab().live_counts(b.target.load())
         });
         // Read the published totals only after the live check failed: they are written before
@@ -200,7 +201,7 @@ impl fmt::Debug for Mbox {
         f.debug_struct("Mbox")
             .field("id", &self.0.mbox_id)
             .field("agent", &self.agent_id())
-            .field("agent_type", &self.0.agent_type)
+            .field("agent_type", &self.0.agent_type())
             .finish()
     }
 }

@@ -89,12 +89,18 @@ impl Tombstone {
 }
 
 /// The tombstones of a slot: most slots have none or one, so the first is inline and the
-/// rest (a slot reused while earlier occupants' mboxes are still held) boxed.
+/// rest (a slot reused while earlier occupants' mboxes are still held) boxed behind one
+/// pointer (every slot has this entry: a boxed slice would cost it 8 bytes more).
 #[derive(Default)]
 struct Tombstones {
     one: Option<Tombstone>,
-    more: Option<Box<[Tombstone]>>,
+    // A boxed `Vec` on purpose: 8 bytes in every slot's entry for what most never fill.
+    #[allow(clippy::box_collection)]
+    more: Option<Box<Vec<Tombstone>>>,
 }
+
+// Every slot has a `Mutex<SlotAgents>`: the lock, the occupant and one tombstone inline.
+const _: () = assert!(std::mem::size_of::<Mutex<SlotAgents>>() == 40);
 
 impl Tombstones {
     fn push(&mut self, t: Tombstone) {
@@ -102,16 +108,11 @@ impl Tombstones {
             self.one = Some(t);
             return;
         }
-        let mut more = self.more.take().map(Vec::from).unwrap_or_default();
-        more.push(t);
-        self.more = Some(more.into_boxed_slice());
+        self.more.get_or_insert_default().push(t);
     }
 
     fn find(&self, generation: u32) -> Option<&Tombstone> {
-        self.one
-            .iter()
-            .chain(self.more.iter().flat_map(|more| more.iter()))
-            .find(|t| t.covers(generation))
+        self.iter().find(|t| t.covers(generation))
     }
 
     fn iter(&self) -> impl Iterator<Item = &Tombstone> {
@@ -122,13 +123,14 @@ impl Tombstones {
 
     /// Removes the tombstone of the agent whose last generation is `last`.
     fn remove(&mut self, last: u32) {
-        let mut more = self.more.take().map(Vec::from).unwrap_or_default();
         if self.one.as_ref().is_some_and(|t| t.last == last) {
-            self.one = more.pop();
-        } else {
+            self.one = self.more.as_mut().and_then(|more| more.pop());
+        } else if let Some(more) = &mut self.more {
             more.retain(|t| t.last != last);
         }
-        self.more = (!more.is_empty()).then(|| more.into_boxed_slice());
+        if self.more.as_ref().is_some_and(|more| more.is_empty()) {
+            self.more = None;
+        }
     }
 }
 

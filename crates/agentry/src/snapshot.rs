@@ -294,7 +294,7 @@ impl EnvHandle {
                 id: row.id,
                 mbox: row.shared.mbox_id,
                 coop: row.coop,
-                agent_type: row.shared.agent_type,
+                agent_type: row.shared.agent_type(),
                 state: row.shared.state.with_name(|n| n.map(str::to_owned)),
                 accepting: Mbox::from_shared(Arc::clone(&row.shared)).is_alive(),
                 stats: row.stats,
@@ -314,7 +314,7 @@ impl EnvHandle {
 
 /// True if the agent's type, state or displayed id contains `filter`.
 fn matches(shared: &AgentShared, id: AgentId, filter: &str, id_text: &mut String) -> bool {
-    if shared.agent_type.contains(filter) {
+    if shared.agent_type().contains(filter) {
         return true;
     }
     if shared

@@ -39,7 +39,7 @@ use crate::coop::start::{CoopStart, Failed, Go};
 use crate::disp::{Binder, Lease};
 use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
-use crate::ids::{AgentId, CoopId, MboxId};
+use crate::ids::{AgentId, MboxId};
 use crate::mbox::current_agent::CURRENT_AGENT;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
@@ -93,7 +93,6 @@ pub(crate) trait UndefinedAgent: Send {
 /// Where a defined agent goes: what its cell knows from its definition on.
 pub(crate) struct Placement<'a> {
     pub(crate) env: &'a EnvHandle,
-    pub(crate) coop: CoopId,
     /// The binder it is bound with (its child coops run there too).
     pub(crate) binder: Binder,
 }
@@ -110,6 +109,8 @@ pub(crate) struct Defined {
 
 /// A defined agent's cell before the commit.
 pub(crate) trait DefinedAgent: Send {
+    /// The agent's shared part (its own mbox's).
+    fn shared(&self) -> &Arc<AgentShared>;
     /// The binder the agent is bound with.
     fn binder(&self) -> &Binder;
     /// The priority the agent declared (for binding).
@@ -261,7 +262,6 @@ impl<A: Agent> AgentCell<A> {
             ctx: Ctx {
                 mbox: me,
                 id: AgentId::UNATTACHED,
-                coop: at.coop,
                 env: at.env.clone(),
                 binder: at.binder,
                 state: State::DEFAULT,
@@ -292,6 +292,10 @@ impl<A: Agent> AgentCell<A> {
 }
 
 impl<A: Agent> DefinedAgent for AgentCell<A> {
+    fn shared(&self) -> &Arc<AgentShared> {
+        self.ctx.mbox.shared()
+    }
+
     fn binder(&self) -> &Binder {
         &self.ctx.binder
     }
@@ -486,11 +490,11 @@ impl<A: Agent> AgentCell<A> {
             payload.type_id(),
             self.ctx.state,
         ) else {
-            shared.counters.unhandled.fetch_add(1, Ordering::Relaxed);
+            shared.counters().unhandled.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(
                 target: "agentry::delivery",
                 agent = %self.ctx.id,
-                agent_type = shared.agent_type,
+                agent_type = shared.agent_type(),
                 message = payload.type_name(),
                 state = self.ctx.layout.states.name(self.ctx.state),
                 "no handler in the current state"
@@ -599,7 +603,7 @@ impl<A: Agent> AgentCell<A> {
                 target: "agentry::delivery",
                 "handle",
                 agent = %self.ctx.id,
-                agent_type = self.shared().agent_type,
+                agent_type = self.shared().agent_type(),
                 message,
                 mbox = %source
             )
@@ -618,7 +622,7 @@ impl<A: Agent> AgentCell<A> {
         if let (Some(sink), Some((message, message_type))) = (sink, described) {
             sink.emit(&TraceRecord {
                 agent: Some(self.ctx.id),
-                agent_type: Some(self.shared().agent_type),
+                agent_type: Some(self.shared().agent_type()),
                 mbox: Some(source),
                 message,
                 message_type,
@@ -717,10 +721,10 @@ impl<A: Agent> AgentCell<A> {
     fn count_panic(&self) {
         let shared = self.shared();
         shared.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
-        shared.counters.panics.fetch_add(1, Ordering::Relaxed);
+        shared.counters().panics.fetch_add(1, Ordering::Relaxed);
         tracing::error!(
             agent = %self.ctx.id,
-            agent_type = shared.agent_type,
+            agent_type = shared.agent_type(),
             state = self.ctx.layout.states.name(self.ctx.state),
             reaction = ?self.panic_reaction,
             "handler panicked"
@@ -738,7 +742,10 @@ impl<A: Agent> AgentCell<A> {
             PanicReaction::Supervise => self.fail(),
             reaction => {
                 self.stop(DropReason::AgentFailed);
-                self.ctx.env.inner().react_to_panic(reaction, self.ctx.coop);
+                self.ctx
+                    .env
+                    .inner()
+                    .react_to_panic(reaction, self.ctx.coop());
             }
         }
     }
@@ -764,7 +771,7 @@ impl<A: Agent> AgentCell<A> {
                 self.ctx
                     .env
                     .inner()
-                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop);
+                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
             }
         }
     }
@@ -939,7 +946,7 @@ impl<A: Agent> AgentCell<A> {
                 self.ctx
                     .env
                     .inner()
-                    .react_to_panic(PanicReaction::Abort, self.ctx.coop);
+                    .react_to_panic(PanicReaction::Abort, self.ctx.coop());
             }
         }
         let (coop, index) = match ticket {
@@ -947,7 +954,7 @@ impl<A: Agent> AgentCell<A> {
             StartTicket::Restart => {
                 tracing::error!(
                     agent = %self.ctx.id,
-                    agent_type = self.shared().agent_type,
+                    agent_type = self.shared().agent_type(),
                     %failure,
                     "a restarted agent failed to start"
                 );
@@ -956,11 +963,11 @@ impl<A: Agent> AgentCell<A> {
             }
         };
         self.stop(DropReason::StartFailed);
-        let agent_type = self.shared().agent_type;
+        let agent_type = self.shared().agent_type();
         tracing::error!(
             agent = %self.ctx.id,
             agent_type,
-            coop = %self.ctx.coop,
+            coop = %self.ctx.coop(),
             %failure,
             "agent failed to start; its coop is rolled back"
         );
@@ -976,7 +983,7 @@ impl<A: Agent> AgentCell<A> {
             let _ = self
                 .ctx
                 .env
-                .deregister_coop(self.ctx.coop, DeregReason::StartFailed);
+                .deregister_coop(self.ctx.coop(), DeregReason::StartFailed);
         }
     }
 }
@@ -1067,15 +1074,15 @@ impl<A: Agent> AgentCell<A> {
                 .fetch_add(1, Ordering::Relaxed);
             ctx.mbox
                 .shared()
-                .counters
+                .counters()
                 .panics
                 .fetch_add(1, Ordering::Relaxed);
             tracing::error!(agent = %ctx.id, "agent panicked while being dropped");
         }
         let suspended = Suspended {
+            coop: ctx.coop(),
             mbox: ctx.mbox,
             id: next.id(),
-            coop: ctx.coop,
             env,
             lease: lease.expect("invariant: an attached cell holds its lease"),
             binder: ctx.binder,
@@ -1145,7 +1152,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         }
         Exit {
             env: Arc::clone(self.ctx.env.inner()) as Arc<dyn AgentHost>,
-            coop: self.ctx.coop,
+            coop: self.ctx.coop(),
             agent: Arc::clone(self.ctx.mbox.shared()),
         }
     }

@@ -24,7 +24,6 @@ use std::sync::Arc;
 pub struct Ctx<A> {
     pub(crate) mbox: Mbox,
     pub(crate) id: AgentId,
-    pub(crate) coop: CoopId,
     pub(crate) env: EnvHandle,
     /// The binder the agent was bound with (its child coops' default).
     pub(crate) binder: Binder,
@@ -61,7 +60,12 @@ impl<A: Agent> Ctx<A> {
 
     /// The agent's coop.
     pub fn coop(&self) -> CoopId {
-        self.coop
+        // Kept in the binding (the same for every incarnation), not in each context.
+        self.mbox
+            .shared()
+            .binding()
+            .expect("invariant: an agent is bound before any of its hooks or handlers runs")
+            .coop
     }
 
     /// The state the agent is in.
@@ -119,7 +123,7 @@ impl<A> fmt::Debug for Ctx<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
             .field("agent", &self.id)
-            .field("coop", &self.coop)
+            .field("coop", &self.mbox.shared().binding().map(|b| b.coop))
             .field("state", &self.state)
             .finish_non_exhaustive()
     }

@@ -201,7 +201,10 @@ impl<A> HandlerTable<A> {
         };
         let handlers = Handlers {
             own,
-            handlers: handlers.into_boxed_slice(),
+            handlers: match <[_; 1]>::try_from(handlers) {
+                Ok([one]) => Stored::One(one),
+                Err(handlers) => Stored::Many(handlers.into_boxed_slice()),
+            },
         };
         (layout, handlers)
     }
@@ -236,7 +239,14 @@ impl HandlerLayout {
 /// One agent's handlers, indexed by its [`HandlerLayout`].
 pub(crate) struct Handlers<A: 'static> {
     own: MboxId,
-    handlers: Box<[Box<dyn ErasedHandler<A>>]>,
+    handlers: Stored<A>,
+}
+
+/// An agent's handler closures: one (most agents) inline, where a boxed slice would be one
+/// more allocation kept per agent; any other number in a boxed slice.
+enum Stored<A: 'static> {
+    One(Box<dyn ErasedHandler<A>>),
+    Many(Box<[Box<dyn ErasedHandler<A>>]>),
 }
 
 impl<A> Handlers<A> {
@@ -251,7 +261,10 @@ impl<A> Handlers<A> {
         state: State,
     ) -> Option<&dyn ErasedHandler<A>> {
         let index = layout.find(Source::of(source, self.own), type_id, state)?;
-        self.handlers.get(index).map(AsRef::as_ref)
+        match &self.handlers {
+            Stored::One(one) => (index == 0).then_some(one.as_ref()),
+            Stored::Many(many) => many.get(index).map(AsRef::as_ref),
+        }
     }
 }
 

@@ -31,9 +31,9 @@ pub(crate) struct Held {
 
 /// Traces a message being kept (its final fate is traced when it is taken or dropped).
 pub(crate) fn trace_kept(shared: &AgentShared, id: AgentId, held: &Held) {
-    shared.counters.trace(|| TraceRecord {
+    shared.counters().trace(|| TraceRecord {
         agent: Some(id),
-        agent_type: Some(shared.agent_type),
+        agent_type: Some(shared.agent_type()),
         mbox: Some(held.source),
         message: held.payload.type_name(),
         message_type: held.payload.type_id(),
@@ -59,7 +59,7 @@ pub(crate) fn replay(
         // A cancel from another thread waits for this delivery (`timer/token.rs`).
         let Ok(delivery) = Delivery::begin_timed(token.as_ref()) else {
             shared
-                .counters
+                .counters()
                 .timers_revoked
                 .fetch_add(1, Ordering::Relaxed);
             body.discard(source, payload, limit);
@@ -89,9 +89,9 @@ pub(crate) fn drop_message(
         b.limits.release(limit);
     }
     shared.count_not_running();
-    shared.counters.trace(|| TraceRecord {
+    shared.counters().trace(|| TraceRecord {
         agent: id,
-        agent_type: Some(shared.agent_type),
+        agent_type: Some(shared.agent_type()),
         mbox: Some(source),
         message: payload.type_name(),
         message_type: payload.type_id(),
@@ -100,7 +100,7 @@ pub(crate) fn drop_message(
     tracing::debug!(
         target: "agentry::delivery",
         mbox = %shared.mbox_id,
-        agent_type = shared.agent_type,
+        agent_type = shared.agent_type(),
         message = payload.type_name(),
         reason = ?why,
         "message not handled: the agent is not running"
@@ -135,9 +135,9 @@ pub(crate) fn revoked(
         b.limits.release(limit);
     }
     shared.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
-    shared.counters.trace(|| TraceRecord {
+    shared.counters().trace(|| TraceRecord {
         agent: Some(id),
-        agent_type: Some(shared.agent_type),
+        agent_type: Some(shared.agent_type()),
         mbox: Some(source),
         message: payload.type_name(),
         message_type: payload.type_id(),

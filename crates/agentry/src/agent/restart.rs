@@ -230,7 +230,7 @@ impl<A: Agent> Suspended<A> {
             Err(why) => {
                 tracing::error!(
                     agent = %self.id,
-                    agent_type = self.mbox.shared().agent_type,
+                    agent_type = self.mbox.shared().agent_type(),
                     why,
                     "supervised agent could not be restarted"
                 );
@@ -243,7 +243,7 @@ impl<A: Agent> Suspended<A> {
         let Suspended {
             mbox,
             id,
-            coop,
+            coop: _,
             env,
             lease,
             binder,
@@ -253,11 +253,7 @@ impl<A: Agent> Suspended<A> {
         } = *self;
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
-        let placement = Placement {
-            env: &env,
-            coop,
-            binder,
-        };
+        let placement = Placement { env: &env, binder };
         let (mut cell, parts) = AgentCell::defined(agent, def, Some(restart), placement);
         cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).
@@ -279,7 +275,7 @@ impl<A: Agent> Suspended<A> {
             start: StartTicket::Restart,
         });
         shared.stats.rare().restarts.fetch_add(1, Ordering::Relaxed);
-        shared.counters.restarts.fetch_add(1, Ordering::Relaxed);
+        shared.counters().restarts.fetch_add(1, Ordering::Relaxed);
         body.on_start();
         replay(&mut *body, &shared, deferred, cx);
         if let Some(link) = link {

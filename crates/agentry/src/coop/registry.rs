@@ -266,6 +266,22 @@ impl Registry {
         Ok(())
     }
 
+    /// Adds `listener` to the coop `id`'s deregistration listeners; gives it back if the coop
+    /// is gone (then there is nothing to wait for).
+    pub(crate) fn add_listener(
+        &mut self,
+        id: CoopId,
+        listener: DeregListener,
+    ) -> Result<(), DeregListener> {
+        let Some(entry) = self.coops.get_mut(&id) else {
+            return Err(listener);
+        };
+        let mut listeners = std::mem::take(&mut entry.listeners).into_vec();
+        listeners.push(listener);
+        entry.listeners = listeners.into_boxed_slice();
+        Ok(())
+    }
+
     /// Coops without a parent.
     pub(crate) fn roots(&self) -> Vec<CoopId> {
         self.coops
@@ -409,6 +425,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::Agents;
+    use crate::mbox::class::AgentClass;
     use crate::mbox::direct::AgentShared;
     use crate::stats::EnvCounters;
     use std::sync::Arc;
@@ -416,8 +433,61 @@ mod tests {
     fn agents(n: usize) -> Vec<Arc<AgentShared>> {
         let counters = Arc::new(EnvCounters::new(None, None));
         (0..n)
-            .map(|_| Arc::new(AgentShared::new("t", Arc::clone(&counters))))
+            .map(|_| {
+                Arc::new(AgentShared::new(AgentClass::new::<()>(
+                    "t",
+                    Arc::clone(&counters),
+                    std::sync::Weak::<crate::env::EnvInner>::new(),
+                )))
+            })
             .collect()
+    }
+
+    #[test]
+    fn a_listener_added_to_a_registered_coop_hears_its_end_and_one_for_a_gone_coop_is_given_back() {
+        use super::Registry;
+        use crate::coop::DeregListener;
+        use crate::ids::CoopId;
+        use crate::reason::DeregReason;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        let heard = Arc::new(AtomicUsize::new(0));
+        let listener = || {
+            let heard = Arc::clone(&heard);
+            DeregListener::Callback(Box::new(move |_| {
+                heard.fetch_add(1, Ordering::Relaxed);
+            }))
+        };
+        let mut registry = Registry::default();
+        let id = CoopId::next();
+        let made = agents(1);
+        registry
+            .insert(
+                id,
+                None,
+                made.iter().cloned().collect(),
+                vec![listener()],
+                crate::PanicReaction::Ignore,
+                None,
+            )
+            .expect("a root coop");
+        assert!(registry.add_listener(id, listener()).is_ok());
+        registry
+            .begin_deregistration(id, DeregReason::Normal)
+            .expect("registered");
+        let actions = registry.agent_finished(id, &made[0]);
+        for (listeners, event) in actions.notify {
+            assert_eq!(event.coop, id);
+            listeners.into_iter().for_each(|l| l.notify(event));
+        }
+        // The listener given at registration and the one added later.
+        assert_eq!(heard.load(Ordering::Relaxed), 2);
+        // The coop is gone: a listener is given back, and never called.
+        let Err(given_back) = registry.add_listener(id, listener()) else {
+            panic!("the coop is gone");
+        };
+        drop(given_back);
+        assert_eq!(heard.load(Ordering::Relaxed), 2);
     }
 
     #[test]

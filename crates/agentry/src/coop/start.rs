@@ -28,7 +28,13 @@
 //!   reported as the coop's deregistration reason (to its listeners and watchers) and logged.
 //! - A coop of one agent that nobody waits for needs none of this: the agent's own outcome
 //!   is the verdict (no [`CoopStart`] is made).
+//! - Nothing keeps a start past its use: its agents drop it once their own start is settled
+//!   (an agent that started before a sibling keeps it until its release or its next
+//!   message), and a waiting registration adds the listener that tells it that its coop is
+//!   gone only once the start failed (the coop is then on its way out). So a coop registered
+//!   from outside a handler does not keep its start (120 B) as long as it lives.
 
+use super::DeregListener;
 use crate::agent::restart::{Control, send_control};
 use crate::error::StartFailure;
 use crate::mbox::direct::AgentShared;
@@ -141,6 +147,27 @@ impl CoopStart {
         }
     }
 
+    /// The deregistration listener that tells a waiting registration that its failed coop is
+    /// gone ([`coop_gone`](Self::coop_gone)); added only once the start failed (ground rules).
+    pub(crate) fn gone_listener(start: &Arc<Self>) -> DeregListener {
+        let start = Arc::clone(start);
+        DeregListener::Callback(Box::new(move |_| start.coop_gone()))
+    }
+
+    /// Waits for the verdict: true if every agent started, false if one failed.
+    pub(crate) fn wait_verdict(&self) -> bool {
+        let mut p = self.progress.lock();
+        loop {
+            if p.failed.is_some() {
+                return false;
+            }
+            if p.pending == 0 {
+                return true;
+            }
+            self.settled.wait(&mut p);
+        }
+    }
+
     /// The coop is gone (its last agent finished): a waiting registration may return.
     pub(crate) fn coop_gone(&self) {
         self.progress.lock().gone = true;
@@ -157,5 +184,56 @@ impl CoopStart {
                 _ => self.settled.wait(&mut p),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CoopStart, Failed, Go};
+    use crate::coop::CoopDeregistered;
+    use crate::error::StartFailure;
+    use crate::ids::CoopId;
+    use crate::reason::DeregReason;
+    use std::sync::Arc;
+
+    fn failure() -> Failed {
+        Failed {
+            index: 1,
+            agent_type: "t",
+            failure: StartFailure::Panicked("boom".into()),
+        }
+    }
+
+    #[test]
+    fn a_started_coop_needs_no_listener_and_a_failed_one_waits_for_its_end() {
+        // Started: the verdict is known without any listener; nothing else holds the start.
+        let start = CoopStart::new(2);
+        assert_eq!(start.started(), Go::Hold);
+        assert_eq!(start.started(), Go::Run);
+        assert!(start.wait_verdict());
+        assert!(start.wait().is_ok());
+        assert_eq!(Arc::strong_count(&start), 1);
+
+        // Failed: the verdict is known at once; the registration then waits for the coop's
+        // end, which the listener reports.
+        let start = CoopStart::new(2);
+        assert!(start.failed(failure()));
+        assert!(!start.failed(failure()), "only the first failure decides");
+        assert!(!start.wait_verdict());
+        let listener = CoopStart::gone_listener(&start);
+        let waiter = {
+            let start = Arc::clone(&start);
+            std::thread::spawn(move || start.wait())
+        };
+        listener.notify(CoopDeregistered {
+            coop: CoopId::next(),
+            reason: DeregReason::StartFailed,
+        });
+        let Err(failed) = waiter.join().expect("the waiter returns") else {
+            panic!("the start failed");
+        };
+        assert_eq!((failed.index, failed.agent_type), (1, "t"));
+        // The listener was consumed: the start is the registration's alone again.
+        assert_eq!(Arc::strong_count(&start), 1);
     }
 }

@@ -86,7 +86,10 @@ impl ActiveGroupDispatcher {
 
     /// A binder for the agents of group `group`.
     pub fn binder(&self, group: &str) -> Binder {
-        Binder(BinderKind::ActiveGroup(self.clone(), Arc::from(group)))
+        Binder(BinderKind::ActiveGroup(Arc::new((
+            self.clone(),
+            Arc::from(group),
+        ))))
     }
 
     /// Groups that currently have a thread.

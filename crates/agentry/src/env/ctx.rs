@@ -25,7 +25,7 @@ impl<A: Agent> Ctx<A> {
     /// Starts deregistering this agent's coop (children first). Returns immediately.
     pub fn deregister_coop(&self, reason: DeregReason) {
         // Already deregistering is fine: the coop is on its way out either way.
-        let _ = self.env.deregister_coop(self.coop, reason);
+        let _ = self.env.deregister_coop(self.coop(), reason);
     }
 
     /// Stops the environment (gracefully: stop guards first). Returns immediately.
@@ -40,7 +40,7 @@ impl<A: Agent> Ctx<A> {
     /// default dispatcher.)
     pub fn child_coop(&self) -> Coop {
         let mut coop = self.env.new_coop();
-        coop.set_parent(self.coop).set_binder(&self.binder);
+        coop.set_parent(self.coop()).set_binder(&self.binder);
         coop
     }
 

@@ -10,15 +10,15 @@ use crate::disp::{BindScope, Binder, on_a_dispatcher_thread};
 use crate::error::RegisterError;
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
-use crate::mbox::direct::{AgentHost, AgentShared, TypeRules};
+use crate::mbox::direct::TypeRules;
 use crate::mbox::limit::LimitTable;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
 
 /// One agent of a coop being registered, between its definition and the commit.
+/// Its shared part is its cell's (`DefinedAgent::shared`).
 struct DefinedEntry {
-    shared: Arc<AgentShared>,
     defined: Defined,
     /// Its dispatcher's queue, once its binding is prepared (phase 2).
     queue: Option<crate::disp::EventQueue>,
@@ -48,14 +48,11 @@ impl EnvInner {
             listeners,
             supervision,
             children,
-            env: _,
+            env,
+            last_class: _,
         } = coop;
-        let supervision = crate::supervision::supervisor::prepare(
-            &mut agents,
-            supervision,
-            children,
-            &self.counters,
-        )?;
+        let supervision =
+            crate::supervision::supervisor::prepare(&mut agents, supervision, children, &env)?;
 
         // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
         // in the allocation that holds it from then on. The coop's list of pending agents becomes
@@ -72,18 +69,16 @@ impl EnvInner {
                     binder: own,
                     agent,
                 } = pending;
-                let agent_type = shared.agent_type;
-                let me = Mbox::from_shared(Arc::clone(&shared));
+                let agent_type = shared.agent_type();
+                let me = Mbox::from_shared(shared);
                 let at = Placement {
                     env: &handle,
-                    coop: id,
                     binder: own
                         .or_else(|| binder.clone())
                         .unwrap_or_else(|| default.clone()),
                 };
                 match catch_unwind(AssertUnwindSafe(|| agent.define(me, at))) {
                     Ok(Ok(defined)) => Ok(DefinedEntry {
-                        shared,
                         defined,
                         queue: None,
                     }),
@@ -111,7 +106,7 @@ impl EnvInner {
                     .prepare(&mut scope, cell.priority())
                     .map_err(|source| RegisterError::Bind {
                         index,
-                        agent_type: entry.shared.agent_type,
+                        agent_type: cell.shared().agent_type(),
                         source,
                     })?;
             cell.hold_lease(prepared.lease);
@@ -123,13 +118,6 @@ impl EnvInner {
         // Phase 4, the start, is waited for unless waiting could deadlock (`coop/start.rs`).
         let wait = !on_a_dispatcher_thread();
         let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
-        let mut listeners = listeners;
-        if let Some(start) = start.as_ref().filter(|_| wait) {
-            let start = Arc::clone(start);
-            listeners.push(crate::coop::DeregListener::Callback(Box::new(move |_| {
-                start.coop_gone()
-            })));
-        }
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);
@@ -137,7 +125,10 @@ impl EnvInner {
         let coop_reaction = panic_reaction
             .or_else(|| parent.and_then(|p| registry.panic_reaction_of(p)))
             .unwrap_or(self.config.panic_reaction);
-        let shared_list = defined.iter().map(|e| Arc::clone(&e.shared)).collect();
+        let shared_list = defined
+            .iter()
+            .map(|e| Arc::clone(e.defined.cell.shared()))
+            .collect();
         let (mut links, published) = match supervision {
             Some(plan) => (plan.links, Some(plan.shared)),
             None => (Vec::new(), None),
@@ -147,11 +138,7 @@ impl EnvInner {
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
         for (index, entry) in defined.into_iter().enumerate() {
-            let DefinedEntry {
-                shared,
-                defined,
-                queue,
-            } = entry;
+            let DefinedEntry { defined, queue } = entry;
             let queue = queue.expect("invariant: every binding was prepared in phase 2");
             let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
             let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
@@ -161,6 +148,7 @@ impl EnvInner {
                 .map(|m| (m.mbox.clone(), m.type_id))
                 .collect();
             let cell = defined.cell;
+            let shared = Arc::clone(cell.shared());
             let handler_timing = (self.config.observe.time_handlers || cell.times_handlers())
                 .then_some(self.config.handler_sampling);
             let target = self.slab.insert(&shared, |aref| {
@@ -187,7 +175,6 @@ impl EnvInner {
                 limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
                 handler_timing,
                 panic_reaction: reaction,
-                env: Arc::downgrade(self) as Weak<dyn AgentHost>,
                 supervisor: links.get_mut(index).and_then(Option::take),
             });
             for m in parts.multi {
@@ -205,7 +192,10 @@ impl EnvInner {
             }
         }
         drop(registry);
-        match start.filter(|_| wait).map(|start| start.wait()) {
+        match start
+            .filter(|_| wait)
+            .map(|start| self.wait_for_start(id, &start))
+        {
             Some(Err(Failed {
                 index,
                 agent_type,
@@ -217,5 +207,18 @@ impl EnvInner {
             }),
             _ => Ok(id),
         }
+    }
+
+    /// Waits for the start of the coop `id` (phase 4): for its verdict, and after a failure
+    /// for the coop to be gone. Only a failed start's coop is told to report its end here
+    /// (`coop/start.rs` ground rules: nothing keeps the start of a coop that started).
+    fn wait_for_start(&self, id: CoopId, start: &Arc<CoopStart>) -> Result<(), Failed> {
+        if !start.wait_verdict() {
+            let listener = CoopStart::gone_listener(start);
+            if self.registry.lock().add_listener(id, listener).is_err() {
+                start.coop_gone();
+            }
+        }
+        start.wait()
     }
 }

@@ -19,11 +19,10 @@ impl EnvInner {
         if watcher == target {
             return Err(WatchError::SelfWatch);
         }
-        let Some(binding) = target.shared().binding() else {
+        if target.shared().binding().is_none() {
             return Err(WatchError::NotRegistered(target.id()));
-        };
-        // The same allocation (a weak reference keeps it, so its address is not reused).
-        if !std::ptr::addr_eq(binding.env.as_ptr(), Arc::as_ptr(self)) {
+        }
+        if !target.shared().is_of(Arc::as_ptr(self)) {
             return Err(WatchError::OtherEnv);
         }
         let (id, at_once) = self.registry.lock().watch_agent(watcher, target.shared());

@@ -1,9 +1,12 @@
 //! What senders see of an agent: its binding (where demands go), the insend handlers and
-//! message limits (both fixed at registration), whether it accepts messages, and counters.
+//! message limits (both fixed at registration), whether it accepts messages, and counters;
+//! what is the same for every agent of its type (its type's name, the env and its counters)
+//! is its class's (`mbox/class.rs`), one pointer per agent.
 //!
 //! A direct [`Mbox`](crate::Mbox) is an `Arc<AgentShared>`; it outlives the agent as a
 //! tombstone, so a send to a dead agent is refused and counted, never misdelivered.
 
+use super::class::{AgentClass, AgentClasses};
 use super::event_priority::EventPriorities;
 use super::insend::{InsendCtx, InsendTable};
 use crate::demand::{Demand, Revocable, Traced};
@@ -24,7 +27,7 @@ use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord};
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 /// Everything fixed when the agent's coop is registered (a supervised agent's restarts keep
 /// it: only the incarnation in `target` moves on, see `agent/restart.rs`).
@@ -42,8 +45,6 @@ pub(crate) struct Binding {
     /// timing counters are made by that run: nothing is allocated for it at registration).
     pub(crate) handler_timing: Option<HandlerSampling>,
     pub(crate) panic_reaction: PanicReaction,
-    /// The environment (`env.rs` implements [`AgentHost`]).
-    pub(crate) env: Weak<dyn AgentHost>,
     /// Its supervisor, if it was added with a factory to a supervising coop.
     pub(crate) supervisor: Option<SupervisorLink>,
 }
@@ -65,8 +66,9 @@ impl Binding {
 /// What a bound agent's mbox asks of its environment, never on the message path: the slab
 /// (burying the agent's tombstone as its mbox drops, live counts for `Mbox::stats`), an agent
 /// that finished without its finish demand (its dispatcher closed under it), and the panic
-/// reaction of an insend handler; and the counters new agents count in (the coop builder, which
-/// holds its env as an `Arc<dyn AgentHost>`). Implemented by the env (`env.rs`): a trait here,
+/// reaction of an insend handler; and the counters and classes new agents get (the coop
+/// builder, which holds its env as an `Arc<dyn AgentHost>`; an agent reaches its env through
+/// its class, `mbox/class.rs`). Implemented by the env (`env.rs`): a trait here,
 /// so that the mboxes and coops do not import the env — one dynamic call on those rare paths,
 /// none per message.
 pub(crate) trait AgentHost: Send + Sync {
@@ -74,6 +76,8 @@ pub(crate) trait AgentHost: Send + Sync {
     fn agent_slab(&self) -> &AgentSlab;
     /// The environment's counters.
     fn counters(&self) -> &Arc<EnvCounters>;
+    /// The environment's agent classes (`mbox/class.rs`).
+    fn agent_classes(&self) -> &AgentClasses;
     /// `agent` of `coop` is gone without a finish demand (`EnvInner::agent_finished`).
     fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
     /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
@@ -114,11 +118,11 @@ impl TypeRules {
 impl Drop for AgentShared {
     fn drop(&mut self) {
         if let Some(b) = self.binding.get() {
-            self.counters.retire(
-                self.agent_type,
+            self.counters().retire(
+                self.agent_type(),
                 &crate::stats::AgentStats::read(&self.stats),
             );
-            if let Some(env) = b.env.upgrade() {
+            if let Some(env) = self.class.env.upgrade() {
                 env.agent_slab().bury(b.target.load());
             }
         }
@@ -144,8 +148,8 @@ pub(crate) enum Refused<P> {
 
 pub(crate) struct AgentShared {
     pub(crate) mbox_id: MboxId,
-    pub(crate) agent_type: &'static str,
-    pub(crate) counters: Arc<EnvCounters>,
+    /// What it shares with the agents of its type (`mbox/class.rs`).
+    pub(super) class: Arc<AgentClass>,
     pub(crate) stats: AgentCounters,
     binding: OnceLock<Binding>,
     accepting: AtomicBool,
@@ -159,11 +163,10 @@ pub(crate) struct AgentShared {
 }
 
 impl AgentShared {
-    pub(crate) fn new(agent_type: &'static str, counters: Arc<EnvCounters>) -> Self {
+    pub(crate) fn new(class: Arc<AgentClass>) -> Self {
         AgentShared {
             mbox_id: MboxId::next(),
-            agent_type,
-            counters,
+            class,
             stats: AgentCounters::default(),
             binding: OnceLock::new(),
             accepting: AtomicBool::new(false),
@@ -171,6 +174,27 @@ impl AgentShared {
             exit: OnceLock::new(),
             state: Default::default(),
         }
+    }
+
+    /// The name of its type.
+    pub(crate) fn agent_type(&self) -> &'static str {
+        self.class.agent_type
+    }
+
+    /// Its environment's counters.
+    pub(crate) fn counters(&self) -> &Arc<EnvCounters> {
+        &self.class.counters
+    }
+
+    /// Its environment, if it is still alive.
+    pub(crate) fn env(&self) -> Option<Arc<dyn AgentHost>> {
+        self.class.env.upgrade()
+    }
+
+    /// True if its environment is the one at `env` (the same allocation: the class's weak
+    /// reference keeps it, so its address is not reused).
+    pub(crate) fn is_of<T: ?Sized>(&self, env: *const T) -> bool {
+        std::ptr::addr_eq(self.class.env.as_ptr(), env)
     }
 
     /// Publishes the binding and starts accepting messages (registration commit).
@@ -201,7 +225,7 @@ impl AgentShared {
             // consistent anyway.
             tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
             drop(demand);
-            if let Some(env) = b.env.upgrade() {
+            if let Some(env) = self.env() {
                 env.agent_left(b.coop, self);
             }
         }
@@ -356,10 +380,10 @@ impl AgentShared {
         let ok = catch_unwind(AssertUnwindSafe(|| handler(&ctx, message))).is_ok();
         // The env's tracer (`EnvCounters::trace`: fixed when the env is built, so no agent
         // keeps a copy of its own).
-        if let Some(sink) = &self.counters.trace {
+        if let Some(sink) = &self.counters().trace {
             sink.emit(&TraceRecord {
                 agent: Some(id),
-                agent_type: Some(self.agent_type),
+                agent_type: Some(self.agent_type()),
                 mbox: Some(self.mbox_id),
                 message: std::any::type_name::<P>(),
                 message_type: TypeId::of::<P>(),
@@ -377,13 +401,13 @@ impl AgentShared {
             .fetch_add(1, Ordering::Relaxed);
         if !ok {
             self.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
-            self.counters.panics.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(agent = %id, agent_type = self.agent_type, "insend handler panicked");
+            self.counters().panics.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(agent = %id, agent_type = self.agent_type(), "insend handler panicked");
             match (&b.supervisor, b.panic_reaction) {
                 // The agent keeps handling until its supervisor stops it.
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
-                    if let Some(env) = b.env.upgrade() {
+                    if let Some(env) = self.env() {
                         env.react_to_insend_panic(reaction, b.coop);
                     }
                 }
@@ -396,7 +420,9 @@ impl AgentShared {
     #[cold]
     #[inline(never)]
     pub(crate) fn revoked_insend<P: 'static>(&self, source: MboxId) {
-        self.counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
+        self.counters()
+            .timers_revoked
+            .fetch_add(1, Ordering::Relaxed);
         self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
         self.trace_drop::<P>(source, DropReason::TimerRevoked);
     }
@@ -406,14 +432,14 @@ impl AgentShared {
     pub(crate) fn count_not_running(&self) {
         self.stats.rare().refused.fetch_add(1, Ordering::Relaxed);
         self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
-        self.counters.dead_letters.fetch_add(1, Ordering::Relaxed);
+        self.counters().dead_letters.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a message for this agent that its dispatcher dropped as it shut down:
     /// `dropped_on_shutdown`, and its `dropped`.
     pub(crate) fn count_dropped_on_shutdown(&self) {
         self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
-        self.counters
+        self.counters()
             .dropped_on_shutdown
             .fetch_add(1, Ordering::Relaxed);
     }
@@ -424,7 +450,7 @@ impl AgentShared {
     /// [`count_not_running`]: Self::count_not_running
     pub(crate) fn count_gone<P: 'static>(&self) {
         self.count_not_running();
-        if self.counters.trace.is_some() {
+        if self.counters().trace.is_some() {
             // Bound but not accepting and not gone yet: its coop is on its way out.
             let why = match (self.binding(), self.exit.get()) {
                 (Some(_), None) => DropReason::CoopDeregistering,
@@ -436,9 +462,9 @@ impl AgentShared {
 
     /// Traces a message of type `P` for this agent that was dropped.
     pub(crate) fn trace_drop<P: 'static>(&self, source: MboxId, why: DropReason) {
-        self.counters.trace(|| TraceRecord {
+        self.counters().trace(|| TraceRecord {
             agent: self.binding().map(Binding::id),
-            agent_type: Some(self.agent_type),
+            agent_type: Some(self.agent_type()),
             mbox: Some(source),
             message: std::any::type_name::<P>(),
             message_type: TypeId::of::<P>(),
@@ -463,7 +489,7 @@ impl AgentShared {
         tracing::debug!(
             target: "agentry::delivery",
             mbox = %self.mbox_id,
-            agent_type = self.agent_type,
+            agent_type = self.agent_type(),
             message = payload.type_name(),
             reason = ?why,
             "message not delivered"

@@ -135,7 +135,7 @@ impl LimitEntry {
         agent: &Arc<AgentShared>,
         message: P,
     ) -> Result<(), Refused<P>> {
-        let counters = &agent.counters;
+        let counters = &agent.counters();
         let Some(reaction) = self.reaction.downcast_ref::<Overload<P>>() else {
             unreachable!("invariant: a limit is stored under the TypeId of its reaction's type")
         };
@@ -223,7 +223,7 @@ impl LimitEntry {
 
     fn cut_loop<P>(&self, agent: &AgentShared, message: P) -> Result<(), Refused<P>> {
         agent
-            .counters
+            .counters()
             .redirect_loops
             .fetch_add(1, Ordering::Relaxed);
         agent.stats.count_limit_dropped();
@@ -236,9 +236,9 @@ impl LimitEntry {
     }
 
     fn trace(&self, agent: &AgentShared, outcome: Outcome<'static>) {
-        agent.counters.trace(|| TraceRecord {
+        agent.counters().trace(|| TraceRecord {
             agent: agent.binding().map(|b| b.id()),
-            agent_type: Some(agent.agent_type),
+            agent_type: Some(agent.agent_type()),
             mbox: Some(agent.mbox_id),
             message: self.type_name,
             message_type: self.type_id,

@@ -245,16 +245,19 @@ fn catch_filter<T: 'static>(
     match catch_unwind(AssertUnwindSafe(|| filter(message))) {
         Ok(pass) => {
             if !pass {
-                agent.counters.filtered_out.fetch_add(1, Ordering::Relaxed);
+                agent
+                    .counters()
+                    .filtered_out
+                    .fetch_add(1, Ordering::Relaxed);
                 agent.trace_drop::<Arc<T>>(source, DropReason::FilteredOut);
             }
             pass
         }
         Err(_) => {
             agent.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
-            agent.counters.panics.fetch_add(1, Ordering::Relaxed);
+            agent.counters().panics.fetch_add(1, Ordering::Relaxed);
             agent.trace_drop::<Arc<T>>(source, DropReason::FilterPanicked);
-            tracing::error!(agent_type = agent.agent_type, "delivery filter panicked");
+            tracing::error!(agent_type = agent.agent_type(), "delivery filter panicked");
             false
         }
     }

@@ -70,6 +70,7 @@ fn segments_tile_the_index_space() {
 
 use super::{AgentRef, AgentSlab, FIRST_SEGMENT, IncarnationCx, IncarnationRef};
 use crate::ids::MboxId;
+use crate::mbox::class::AgentClass;
 use crate::mbox::direct::AgentShared;
 use crate::message::LimitSlot;
 use crate::message::payload::Payload;
@@ -134,7 +135,11 @@ fn probe(name: impl Into<String>, drops: &Arc<AtomicUsize>) -> Box<dyn AgentBody
 }
 
 fn shared() -> Arc<AgentShared> {
-    Arc::new(AgentShared::new("probe", Arc::new(EnvCounters::default())))
+    Arc::new(AgentShared::new(AgentClass::new::<()>(
+        "probe",
+        Arc::new(EnvCounters::default()),
+        Weak::<crate::env::EnvInner>::new(),
+    )))
 }
 
 /// Inserts a probe named `name@slot` (the body is built knowing its reference, as at

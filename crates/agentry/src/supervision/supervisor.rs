@@ -14,12 +14,11 @@ use crate::error::UserError;
 use crate::error::{DefineError, DeregisterError, SupervisionError};
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
-use crate::mbox::direct::AgentShared;
+use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::supervisor_link::SupervisorLink;
 use crate::mbox::supervisor_link::{Ack, ChildAck, ChildFailed};
 use crate::panic_reaction::PanicReaction;
 use crate::reason::DeregReason;
-use crate::stats::EnvCounters;
 use crate::timer::TimerHandle;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -443,7 +442,7 @@ pub(crate) fn prepare(
     agents: &mut Vec<PendingAgent>,
     policy: Option<Supervision>,
     children: Vec<ChildSpec>,
-    counters: &Arc<EnvCounters>,
+    env: &Arc<dyn AgentHost>,
 ) -> Result<Option<Plan>, SupervisionError> {
     let Some(policy) = policy else {
         return if children.is_empty() {
@@ -454,8 +453,8 @@ pub(crate) fn prepare(
     };
     policy.check()?;
     let shared = Arc::new(AgentShared::new(
-        std::any::type_name::<Supervisor>(),
-        Arc::clone(counters),
+        env.agent_classes()
+            .of::<Supervisor>(std::any::type_name::<Supervisor>(), env),
     ));
     let supervisor_mbox = Mbox::from_shared(Arc::clone(&shared));
     let mut links = vec![None; agents.len() + 1];

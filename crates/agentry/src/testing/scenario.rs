@@ -340,7 +340,7 @@ impl Leaf {
 
 impl fmt::Display for Leaf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let agent = self.agent.shared().agent_type;
+        let agent = self.agent.shared().agent_type();
         match &self.what {
             What::Message {
                 name,

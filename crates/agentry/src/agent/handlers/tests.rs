@@ -198,3 +198,53 @@ fn timer_messages_take_the_typed_path_and_a_cancelled_one_is_dropped_once() {
     let stats = env.shutdown().expect("shut down");
     assert_eq!(stats.timers_revoked, 1);
 }
+
+/// An agent for the table-level tests below (its handlers are never called).
+struct Tabled;
+impl Agent for Tabled {}
+
+/// A table of `Tabled` whose handlers are for the types `types`, in the default state, on the
+/// agent's own mbox `own`.
+fn table_of(own: crate::ids::MboxId, types: &[std::any::TypeId]) -> super::HandlerTable<Tabled> {
+    let tree = crate::agent::state::StateTree::new();
+    let mut table = super::HandlerTable::new(own);
+    for &t in types {
+        let handler =
+            super::TypedHandler::<Small, _>::new(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
+        table
+            .add(own, t, "t", &[State::DEFAULT], Box::new(handler), &tree)
+            .expect("a first subscription of each type");
+    }
+    table
+}
+
+#[test]
+fn a_single_handler_is_kept_inline_and_any_other_count_in_a_slice_both_found_by_index() {
+    use super::Stored;
+    use std::any::TypeId;
+    let own = crate::ids::MboxId::next();
+    let tree = crate::agent::state::StateTree::new();
+    let (small, big, ping) = (
+        TypeId::of::<Small>(),
+        TypeId::of::<Big>(),
+        TypeId::of::<Ping>(),
+    );
+
+    let (layout, one) = table_of(own, &[small]).finish(&tree);
+    assert!(matches!(one.handlers, Stored::One(_)));
+    assert!(one.lookup(&layout, own, small, State::DEFAULT).is_some());
+    assert!(one.lookup(&layout, own, ping, State::DEFAULT).is_none());
+    // Another mbox's message of the same type is not the own mbox's.
+    let other = crate::ids::MboxId::next();
+    assert!(one.lookup(&layout, other, small, State::DEFAULT).is_none());
+
+    let (layout, two) = table_of(own, &[small, big]).finish(&tree);
+    assert!(matches!(&two.handlers, Stored::Many(many) if many.len() == 2));
+    assert!(two.lookup(&layout, own, small, State::DEFAULT).is_some());
+    assert!(two.lookup(&layout, own, big, State::DEFAULT).is_some());
+    assert!(two.lookup(&layout, own, ping, State::DEFAULT).is_none());
+
+    let (layout, none) = table_of(own, &[]).finish(&tree);
+    assert!(matches!(&none.handlers, Stored::Many(many) if many.is_empty()));
+    assert!(none.lookup(&layout, own, small, State::DEFAULT).is_none());
+}

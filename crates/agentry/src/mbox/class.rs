@@ -1,0 +1,121 @@
+//! An agent's class: what every agent of one type in one environment shares, kept once per
+//! type instead of once per agent — its type's name, the environment's counters and the
+//! environment itself (as an [`AgentHost`]).
+//!
+//! # Ground rules
+//!
+//! - A class is made the first time an agent of its type is added to a coop of the
+//!   environment ([`AgentClasses::of`]) and lives as long as the environment or an agent of it
+//!   (each agent's shared part holds it): it is never changed after it is made.
+//! - It holds the environment weakly, as the binding did before it: a direct mbox kept past
+//!   its environment keeps the counters alive, not the environment.
+//! - The environment's map is read once per coop builder and agent type (the builder keeps the
+//!   class of the type it added last), so adding N agents of one type to a coop takes its lock
+//!   once, not N times.
+
+use super::direct::AgentHost;
+use crate::stats::EnvCounters;
+use parking_lot::Mutex;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+/// What the agents of one type in one environment share (module docs).
+pub(crate) struct AgentClass {
+    pub(crate) type_id: TypeId,
+    pub(crate) agent_type: &'static str,
+    pub(crate) counters: Arc<EnvCounters>,
+    /// The environment (`env.rs` implements [`AgentHost`]).
+    pub(crate) env: Weak<dyn AgentHost>,
+}
+
+impl AgentClass {
+    /// A class of the agent type `T` named `agent_type`, counted in `counters`, of the
+    /// environment `env`.
+    pub(crate) fn new<T: 'static + ?Sized>(
+        agent_type: &'static str,
+        counters: Arc<EnvCounters>,
+        env: Weak<dyn AgentHost>,
+    ) -> Arc<Self> {
+        Arc::new(AgentClass {
+            type_id: TypeId::of::<T>(),
+            agent_type,
+            counters,
+            env,
+        })
+    }
+}
+
+/// One environment's classes, by agent type.
+#[derive(Default)]
+pub(crate) struct AgentClasses {
+    by_type: Mutex<HashMap<TypeId, Arc<AgentClass>>>,
+}
+
+impl AgentClasses {
+    /// The class of the agent type `T` (named `agent_type`) in the environment `env`, made on
+    /// first use.
+    pub(crate) fn of<T: 'static + ?Sized>(
+        &self,
+        agent_type: &'static str,
+        env: &Arc<dyn AgentHost>,
+    ) -> Arc<AgentClass> {
+        Arc::clone(
+            self.by_type
+                .lock()
+                .entry(TypeId::of::<T>())
+                .or_insert_with(|| {
+                    AgentClass::new::<T>(
+                        agent_type,
+                        Arc::clone(env.counters()),
+                        Arc::downgrade(env),
+                    )
+                }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Agent, Env};
+    use std::sync::Arc;
+
+    struct A;
+    impl Agent for A {}
+    struct B;
+    impl Agent for B {}
+
+    #[test]
+    fn agents_of_one_type_share_one_class_and_each_type_has_its_own() {
+        let env = Env::new().expect("env");
+        let mut coop = env.handle().new_coop();
+        let a1 = coop.add(A);
+        let b = coop.add(B);
+        let a2 = coop.add(A);
+        // Another builder: the class comes from the env's map, not from the builder's cache.
+        let mut other = env.handle().new_coop();
+        let a3 = other.add(A);
+        let [a1, a2, a3, b] = [&a1, &a2, &a3, &b].map(|m| Arc::clone(&m.shared().class));
+        assert!(Arc::ptr_eq(&a1, &a2) && Arc::ptr_eq(&a1, &a3));
+        assert!(!Arc::ptr_eq(&a1, &b));
+        assert_eq!(a1.agent_type, std::any::type_name::<A>());
+        assert_eq!(b.agent_type, std::any::type_name::<B>());
+        // The map, the two builders' caches, and the four agents' shared parts (plus `a1`..`a3`).
+        assert_eq!(Arc::strong_count(&a1), 1 + 2 + 3 + 3);
+    }
+
+    #[test]
+    fn a_class_reaches_its_env_weakly() {
+        let env = Env::new().expect("env");
+        let mut coop = env.handle().new_coop();
+        let mbox = coop.add(A);
+        let shared = Arc::clone(mbox.shared());
+        assert!(shared.env().is_some());
+        assert!(shared.is_of(Arc::as_ptr(env.handle().inner())));
+        drop(coop);
+        drop(env);
+        // A mbox kept past its env keeps the counters, not the env.
+        assert!(shared.env().is_none());
+        assert_eq!(shared.agent_type(), std::any::type_name::<A>());
+    }
+}
