@@ -333,7 +333,7 @@ impl HandlerLayout {
     }
 
     /// The index of the handler for a message from `source` of type `type_id` in `state`.
-    #[inline]
+    #[inline(always)]
     fn find(&self, source: Source, type_id: TypeId, state: State) -> Option<usize> {
         let mut at = self.slots[slot_of(type_key(type_id), self.mul, self.bits)];
         while let Some(pair) = self.pairs.get(at as usize) {
@@ -362,7 +362,7 @@ pub(crate) struct Handlers<A: 'static> {
 impl<A> Handlers<A> {
     /// The handler for a message from `source` of type `type_id` in `state`; `layout` is the
     /// one [`HandlerTable::finish`] gave with these handlers (or an equal one).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(
         &self,
         layout: &HandlerLayout,
