@@ -129,8 +129,8 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
                     Some(context) => handler_span(counters, context, target, &inner, true),
                     None => tracing::Span::none(),
                 };
-                let taken = span
-                    .in_scope(|| body.on_timer_message(demand.source, inner, limit, token));
+                let taken =
+                    span.in_scope(|| body.on_timer_message(demand.source, inner, limit, token));
                 delivery.end(); // a `cancel` waiting for this handler returns
                 // SAFETY: as for `MESSAGE`.
                 unsafe { slab.count(target, taken) };
