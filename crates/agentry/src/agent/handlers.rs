@@ -8,19 +8,22 @@
 //! themselves ([`Handlers`]) are the agent's own: closures may capture per-agent data.
 //!
 //! Lookup is an index, not a search: the layout hashes the message's type id into a small
-//! table (a multiplier chosen when the layout is built, so that no two subscribed types share
-//! a slot), checks the one pair found there, and indexes that pair's row by state.
+//! table (a multiplier chosen when the layout is built, so that the subscribed types do not
+//! share slots), checks the pair found there, and indexes that pair's row by state.
 //! Inheritance is resolved ahead of time: each pair's row holds, for every state, the handler
 //! declared in that state or in its nearest ancestor; the rows are one flat array.
 //!
 //! # Ground rules
 //!
-//! - Distinct subscribed types never share a slot: [`HandlerTable::finish`] tries
-//!   multipliers (then doubles the table) until the slots are distinct. Pairs of one type from
-//!   several sources are chained from the type's slot; the chain is the only walk, and only
-//!   an agent that subscribed to one type from several mboxes has one longer than a pair.
-//! - A message of a type nobody subscribed to lands on an empty slot or on a slot of another
-//!   type, whose type id then differs: not found, never a wrong handler.
+//! - Distinct keys (the 64 bits of a type id that its `Hash` writes) do not share a slot:
+//!   [`HandlerTable::finish`] tries multipliers in tables of 4 to 16 slots per key and keeps
+//!   the first collision-free one (found for every agent with up to a dozen or so subscribed
+//!   types; with dozens, the one with the fewest shared slots). Pairs that land on one slot —
+//!   one type from several sources, or keys that could not be kept apart — are chained from
+//!   it; the chain is the only walk, one pair long for nearly every message.
+//! - Every pair on the walk is checked by full type id and source: a message of a type
+//!   nobody subscribed to lands on an empty slot or on another key's chain, and is not found,
+//!   never given a wrong handler.
 //! - An agent keeps no lookup cache: the layout is shared by every agent of its type, so the
 //!   slots and rows stay hot in the cache whichever agent of the type runs, and an idle agent
 //!   does not pay the bytes of a cache per agent (an earlier 2-entry cache of fat pointers
@@ -106,7 +109,8 @@ struct Entry {
 struct Pair {
     type_id: TypeId,
     source: Source,
-    /// The next pair of the same type (another source), or `NONE`.
+    /// The next pair in the same slot (in practice: the same type from another source), or
+    /// `NONE`.
     next: u32,
 }
 
@@ -145,23 +149,33 @@ const MULTIPLIERS: [u64; 8] = [
     0x5895_65DD_CAF9_E3A1,
 ];
 
-/// A multiplier and a table size (`1 << bits`, at least 2 slots, at most a quarter full to
-/// start with) under which the `keys` (distinct) take distinct slots. Terminates: at 64 bits
-/// every odd multiplier maps distinct keys to distinct slots.
-fn perfect_hash(keys: &[u64]) -> (u64, u32) {
-    let mut bits = (keys.len() * 4).next_power_of_two().max(2).trailing_zeros();
+/// Table sizes tried: from 4 to 16 slots per key (rounded up to powers of two).
+const SIZES: u32 = 3;
+
+/// A multiplier and a table size (`1 << bits`, at least 2 slots) for the `keys` (distinct:
+/// deduplicated by the caller): the first under which they take distinct slots, trying each
+/// multiplier in tables of 4, then 8, then 16 slots per key; failing that (only likely with
+/// dozens of keys: a collision-free multiplier needs a table growing with the square of the
+/// keys), the one with the fewest keys sharing a slot in the largest table.
+fn choose_hash(keys: &[u64]) -> (u64, u32) {
+    let first = (keys.len() * 4).next_power_of_two().max(2).trailing_zeros();
     let mut slots = Vec::with_capacity(keys.len());
-    loop {
+    let mut best = (usize::MAX, MULTIPLIERS[0], first);
+    for bits in first..first + SIZES {
         for &mul in &MULTIPLIERS {
             slots.clear();
             slots.extend(keys.iter().map(|&k| slot_of(k, mul, bits)));
             slots.sort_unstable();
-            if slots.windows(2).all(|w| w[0] != w[1]) {
+            let shared = slots.windows(2).filter(|w| w[0] == w[1]).count();
+            if shared == 0 {
                 return (mul, bits);
             }
+            if shared <= best.0 {
+                best = (shared, mul, bits);
+            }
         }
-        bits += 1;
     }
+    (best.1, best.2)
 }
 
 /// The slot of `key` in a table of `1 << bits` slots hashed with `mul`.
@@ -289,7 +303,7 @@ impl<A> HandlerTable<A> {
 /// Shared by every agent whose definition produced it.
 #[derive(PartialEq, Debug)]
 pub(crate) struct HandlerLayout {
-    /// Per slot: the first pair of the type hashed there, or `NONE`.
+    /// Per slot: the first pair whose key hashed there, or `NONE`.
     slots: Box<[u32]>,
     mul: u64,
     bits: u32,
@@ -302,16 +316,13 @@ pub(crate) struct HandlerLayout {
 impl HandlerLayout {
     /// The layout of `entries` (distinct pairs) with their resolved `rows`.
     fn index(entries: &[Entry], rows: Box<[u32]>, states: usize) -> HandlerLayout {
-        let mut keys: Vec<u64> = Vec::new();
-        for (i, entry) in entries.iter().enumerate() {
-            if entries[..i].iter().all(|e| e.type_id != entry.type_id) {
-                keys.push(type_key(entry.type_id));
-            }
-        }
-        let (mul, bits) = perfect_hash(&keys);
+        let mut keys: Vec<u64> = entries.iter().map(|e| type_key(e.type_id)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let (mul, bits) = choose_hash(&keys);
         let mut slots = vec![NONE; 1 << bits].into_boxed_slice();
         let mut pairs: Vec<Pair> = Vec::with_capacity(entries.len());
-        // Chained from the back, so that a type's pairs are walked in declaration order.
+        // Chained from the back, so that a key's pairs are walked in declaration order.
         for (i, entry) in entries.iter().enumerate().rev() {
             let slot = &mut slots[slot_of(type_key(entry.type_id), mul, bits)];
             pairs.push(Pair {
@@ -337,10 +348,7 @@ impl HandlerLayout {
     fn find(&self, source: Source, type_id: TypeId, state: State) -> Option<usize> {
         let mut at = self.slots[slot_of(type_key(type_id), self.mul, self.bits)];
         while let Some(pair) = self.pairs.get(at as usize) {
-            if pair.type_id != type_id {
-                return None;
-            }
-            if pair.source == source {
+            if pair.type_id == type_id && pair.source == source {
                 if state.index() >= self.states {
                     return None;
                 }

@@ -288,3 +288,40 @@ fn the_type_index_finds_every_subscribed_pair_and_nothing_else() {
     absent!(24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49);
     assert_eq!(index_of::<0>(layout, own, own, State(9)), None);
 }
+
+#[test]
+fn the_chosen_multiplier_keeps_keys_apart_in_a_small_table() {
+    // Keys as a type id's hash gives them: spread over 64 bits (a splitmix sequence), and a
+    // run of keys that differ in a few middle bits only.
+    let mut x = 0_u64;
+    let mut spread = || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for n in [1_usize, 2, 3, 5, 8, 13, 40, 100, 300] {
+        for keys in [
+            (0..n).map(|_| spread()).collect::<Vec<u64>>(),
+            (0..n as u64).map(|k| k << 20).collect(),
+        ] {
+            let (mul, bits) = super::choose_hash(&keys);
+            let mut slots: Vec<usize> =
+                keys.iter().map(|&k| super::slot_of(k, mul, bits)).collect();
+            assert!(slots.iter().all(|&s| s < 1 << bits));
+            assert!(
+                1 << bits <= 16 * (4 * n).next_power_of_two().max(2) / 4,
+                "{n} keys in 2^{bits} slots"
+            );
+            slots.sort_unstable();
+            slots.dedup();
+            let shared = n - slots.len();
+            if n <= 13 {
+                assert_eq!(shared, 0, "{n} keys: a collision-free table");
+            } else {
+                assert!(shared <= n / 16, "{n} keys: {shared} share a slot");
+            }
+        }
+    }
+}
