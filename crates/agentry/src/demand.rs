@@ -1,8 +1,12 @@
 //! Demands: what sits in an event queue. One demand = one message for one agent (or one of
 //! the agent's lifecycle events).
 //!
-//! The layout is flat and `repr(C)` (56 bytes, 8-byte fields first): demands are moved in and
-//! out of queues on every send, so they must copy as a few aligned words.
+//! The layout is flat and `repr(C)`: seven words (56 bytes), every field a whole word.
+//! Demands are moved in and out of queues on every send, so they must copy as a few aligned
+//! words; the generation, limit slot, kind and event priority share one word (`head`) for
+//! that reason. As separate sub-word fields, a move that reads the kind (the serving loop
+//! does, for the finish barrier) was compiled into copies at odd offsets, whose loads could
+//! not be forwarded from the stores that had just written them (a stall per copy).
 
 use crate::ids::{AgentId, MboxId};
 use crate::mbox::direct::AgentShared;
@@ -67,16 +71,22 @@ pub(crate) struct Revocable {
 #[repr(C)]
 pub(crate) struct Demand {
     slot: SlotPtr,
-    generation: u32,
-    pub(crate) limit: LimitSlot,
-    pub(crate) kind: Kind,
-    /// The event priority of the message's subscription (0 = `P0`, the default; see
-    /// `disp/event_lanes.rs`). Lifecycle and control demands keep 0.
-    pub(crate) priority: u8,
+    /// The target's generation (bits 0–31), the message's limit slot (32–47), the kind
+    /// (48–55) and the event priority (56–63) (module docs: one word).
+    head: u64,
     /// The mbox the message came through (the agent's own for lifecycle demands).
     pub(crate) source: MboxId,
     /// `Some` exactly for `Kind::MESSAGE`.
     pub(crate) payload: Option<Payload>,
+}
+
+/// `head` of a demand (see [`Demand`]).
+#[inline(always)]
+const fn head(generation: u32, limit: LimitSlot, kind: Kind, priority: u8) -> u64 {
+    generation as u64
+        | (limit.to_bits() as u64) << 32
+        | (kind.0 as u64) << 48
+        | (priority as u64) << 56
 }
 
 impl Demand {
@@ -91,10 +101,7 @@ impl Demand {
         let (slot, generation) = target.into_parts();
         Demand {
             slot,
-            generation,
-            limit,
-            kind: Kind::MESSAGE,
-            priority,
+            head: head(generation, limit, Kind::MESSAGE, priority),
             source,
             payload: Some(payload),
         }
@@ -108,10 +115,9 @@ impl Demand {
         limit: LimitSlot,
         priority: u8,
     ) -> Self {
-        Demand {
-            kind: Kind::TRACED,
-            ..Demand::message(target, source, Payload::new(traced), limit, priority)
-        }
+        let mut demand = Demand::message(target, source, Payload::new(traced), limit, priority);
+        demand.set_kind(Kind::TRACED);
+        demand
     }
 
     /// A timer's message (kind `REVOCABLE`).
@@ -122,17 +128,9 @@ impl Demand {
         limit: LimitSlot,
         priority: u8,
     ) -> Self {
-        let (slot, generation) = target.into_parts();
-        let payload = Some(Payload::new(revocable));
-        Demand {
-            slot,
-            generation,
-            limit,
-            kind: Kind::REVOCABLE,
-            priority,
-            source,
-            payload,
-        }
+        let mut demand = Demand::message(target, source, Payload::new(revocable), limit, priority);
+        demand.set_kind(Kind::REVOCABLE);
+        demand
     }
 
     /// A supervisor's control demand; `source` is the agent's own mbox.
@@ -140,10 +138,7 @@ impl Demand {
         let (slot, generation) = target.into_parts();
         Demand {
             slot,
-            generation,
-            limit: LimitSlot::NONE,
-            kind: Kind::CONTROL,
-            priority: 0,
+            head: head(generation, LimitSlot::NONE, Kind::CONTROL, 0),
             source,
             payload: Some(control),
         }
@@ -163,10 +158,7 @@ impl Demand {
         let (slot, generation) = target.into_parts();
         Demand {
             slot,
-            generation,
-            limit: LimitSlot::NONE,
-            kind,
-            priority: 0,
+            head: head(generation, LimitSlot::NONE, kind, 0),
             source,
             payload: None,
         }
@@ -175,15 +167,41 @@ impl Demand {
     /// The agent the demand is for.
     #[inline]
     pub(crate) fn target(&self) -> AgentRef {
-        AgentRef::from_parts(self.slot, self.generation)
+        AgentRef::from_parts(self.slot, self.head as u32)
+    }
+
+    /// What the agent is asked to do.
+    #[inline(always)]
+    pub(crate) fn kind(&self) -> Kind {
+        Kind((self.head >> 48) as u8)
+    }
+
+    /// Turns the demand into one of kind `kind` (the finish barrier: `FINISH` → `FINISH_NOW`).
+    #[inline(always)]
+    pub(crate) fn set_kind(&mut self, kind: Kind) {
+        self.head = (self.head & !(0xff << 48)) | u64::from(kind.0) << 48;
+    }
+
+    /// The event priority of the message's subscription (0 = `P0`, the default; see
+    /// `disp/event_lanes.rs`). Lifecycle and control demands keep 0.
+    #[inline(always)]
+    pub(crate) fn priority(&self) -> u8 {
+        (self.head >> 56) as u8
+    }
+
+    /// The message's place in its agent's message limits.
+    #[inline(always)]
+    pub(crate) fn limit(&self) -> LimitSlot {
+        LimitSlot::from_bits((self.head >> 32) as u16)
     }
 
     /// The message of a message demand that was just built from a `P` and refused.
     pub(crate) fn into_message<P: 'static>(self) -> P {
+        let kind = self.kind();
         let payload = self
             .payload
             .expect("invariant: only message demands are refused");
-        let payload = unwrap_message(self.kind, payload);
+        let payload = unwrap_message(kind, payload);
         match payload.take::<P>() {
             Ok(message) => message,
             Err(_) => unreachable!("invariant: the refused demand was built from a P"),
@@ -226,14 +244,15 @@ impl Demand {
         shared: Option<Arc<AgentShared>>,
     ) {
         // A control demand whose agent is gone is no message: nothing to count.
-        if self.kind == Kind::CONTROL {
+        if self.kind() == Kind::CONTROL {
             return;
         }
+        let kind = self.kind();
         let Some(payload) = self.payload else {
             return;
         };
         // A timer's or a traced message is reported as itself, not as its wrapper.
-        let payload = unwrap_message(self.kind, payload);
+        let payload = unwrap_message(kind, payload);
         match (why, &shared) {
             (Undelivered::Shutdown, Some(shared)) => shared.count_dropped_on_shutdown(),
             (Undelivered::Shutdown, None) => {
@@ -281,8 +300,40 @@ fn unwrap_message(kind: Kind, payload: Payload) -> Payload {
 
 #[cfg(test)]
 mod tests {
+    use super::{Demand, Kind};
+    use crate::ids::MboxId;
+    use crate::message::LimitSlot;
+    use crate::message::payload::Payload;
+    use crate::slab::AgentRef;
+
     #[test]
     fn a_demand_is_seven_words() {
-        assert_eq!(std::mem::size_of::<super::Demand>(), 56);
+        assert_eq!(std::mem::size_of::<Demand>(), 56);
+        assert_eq!(std::mem::size_of::<Option<Demand>>(), 56);
+    }
+
+    #[test]
+    fn the_packed_word_keeps_every_field_apart() {
+        let target = AgentRef::dangling();
+        let source = MboxId::next();
+        let mut demand = Demand::message(
+            target,
+            source,
+            Payload::new(7_u32),
+            LimitSlot::new(0x1234),
+            7,
+        );
+        assert_eq!(demand.kind(), Kind::MESSAGE);
+        assert_eq!(demand.priority(), 7);
+        assert_eq!(demand.limit(), LimitSlot::new(0x1234));
+        assert_eq!(demand.target().into_parts(), target.into_parts());
+        demand.set_kind(Kind::TRACED);
+        assert_eq!(demand.kind(), Kind::TRACED);
+        assert_eq!(demand.priority(), 7);
+        assert_eq!(demand.limit(), LimitSlot::new(0x1234));
+        assert_eq!(demand.source, source);
+        let finish = Demand::finish(target, source);
+        assert_eq!((finish.kind(), finish.priority()), (Kind::FINISH, 0));
+        assert_eq!(finish.limit(), LimitSlot::NONE);
     }
 }

@@ -506,7 +506,8 @@ impl<A: Agent> AgentCell<A> {
         let agent = &mut self.agent;
         let ctx = &mut self.ctx;
         let ok = catch_unwind(AssertUnwindSafe(|| handler.call(agent, ctx, payload))).is_ok();
-        CURRENT_AGENT.set(previous);
+        // Through `with`: `LocalKey::set` is an out-of-line call (it would initialise the key).
+        CURRENT_AGENT.with(|current| current.set(previous));
         if !ok {
             self.on_panic();
             return Dispatched::Panicked;

@@ -7,16 +7,27 @@
 //! (`agent/layout.rs`); the agent's own mbox appears in it as [`Source::Own`]. The handlers
 //! themselves ([`Handlers`]) are the agent's own: closures may capture per-agent data.
 //!
-//! Lookup is a short linear scan over the pairs of the shared layout, then an array index by
-//! state. Inheritance is resolved ahead of time: each pair keeps a row with, for every state,
-//! the handler declared in that state or in its nearest ancestor.
+//! Lookup is an index, not a search: the layout hashes the message's type id into a small
+//! table (a multiplier chosen when the layout is built, so that the subscribed types do not
+//! share slots), checks the pair found there, and indexes that pair's row by state.
+//! Inheritance is resolved ahead of time: each pair's row holds, for every state, the handler
+//! declared in that state or in its nearest ancestor; the rows are one flat array.
 //!
 //! # Ground rules
 //!
+//! - Distinct keys (the 64 bits of a type id that its `Hash` writes) do not share a slot:
+//!   [`HandlerTable::finish`] tries multipliers in tables of 4 to 16 slots per key and keeps
+//!   the first collision-free one (found for every agent with up to a dozen or so subscribed
+//!   types; with dozens, the one with the fewest shared slots). Pairs that land on one slot —
+//!   one type from several sources, or keys that could not be kept apart — are chained from
+//!   it; the chain is the only walk, one pair long for nearly every message.
+//! - Every pair on the walk is checked by full type id and source: a message of a type
+//!   nobody subscribed to lands on an empty slot or on another key's chain, and is not found,
+//!   never given a wrong handler.
 //! - An agent keeps no lookup cache: the layout is shared by every agent of its type, so the
-//!   scan reads lines that stay hot in the cache whichever agent of the type runs, and an
-//!   idle agent does not pay the bytes of a cache per agent (an earlier 2-entry cache of fat
-//!   pointers cost 96 bytes an agent).
+//!   slots and rows stay hot in the cache whichever agent of the type runs, and an idle agent
+//!   does not pay the bytes of a cache per agent (an earlier 2-entry cache of fat pointers
+//!   cost 96 bytes an agent).
 //! - A found handler is a plain borrow of the agent's own [`Handlers`], disjoint from the
 //!   agent and its context, which the handler takes mutably.
 
@@ -26,6 +37,7 @@ use crate::error::DefineError;
 use crate::ids::MboxId;
 use crate::message::payload::Payload;
 use std::any::TypeId;
+use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 /// A handler with its message type erased.
@@ -84,15 +96,93 @@ impl Source {
     }
 }
 
-#[derive(PartialEq)]
+/// A subscribed (source, type) pair as a definition declares it.
 struct Entry {
     source: Source,
     type_id: TypeId,
-    type_name: &'static str,
     /// Handlers declared directly in a state: (state, index into the handlers).
     declared: Vec<(State, u32)>,
-    /// Per state: the effective handler index, or `NONE` (filled in by `finish`).
-    resolved: Box<[u32]>,
+}
+
+/// A subscribed pair in a finished layout.
+#[derive(PartialEq, Debug)]
+struct Pair {
+    type_id: TypeId,
+    source: Source,
+    /// The next pair in the same slot (in practice: the same type from another source), or
+    /// `NONE`.
+    next: u32,
+}
+
+/// The 64 bits of a type id that its `Hash` writes (already a hash: spread evenly).
+#[inline(always)]
+fn type_key(type_id: TypeId) -> u64 {
+    /// Keeps what `TypeId::hash` writes.
+    struct Bits(u64);
+    impl Hasher for Bits {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                self.0 = self.0.rotate_left(8) ^ u64::from(b);
+            }
+        }
+        fn write_u64(&mut self, n: u64) {
+            self.0 ^= n;
+        }
+    }
+    let mut bits = Bits(0);
+    type_id.hash(&mut bits);
+    bits.0
+}
+
+/// Multipliers tried, in order, for each table size (odd, bits spread).
+const MULTIPLIERS: [u64; 8] = [
+    0x9E37_79B9_7F4A_7C15,
+    0xBF58_476D_1CE4_E5B9,
+    0x94D0_49BB_1331_11EB,
+    0xD6E8_FEB8_6659_FD93,
+    0xA076_1D64_78BD_642F,
+    0xE703_7ED1_A0B4_28DB,
+    0x8EBC_6AF0_9C88_C6E3,
+    0x5895_65DD_CAF9_E3A1,
+];
+
+/// Table sizes tried: from 4 to 16 slots per key (rounded up to powers of two).
+const SIZES: u32 = 3;
+
+/// A multiplier and a table size (`1 << bits`, at least 2 slots) for the `keys` (distinct:
+/// deduplicated by the caller): the first under which they take distinct slots, trying each
+/// multiplier in tables of 4, then 8, then 16 slots per key; failing that (only likely with
+/// dozens of keys: a collision-free multiplier needs a table growing with the square of the
+/// keys), the one with the fewest keys sharing a slot in the largest table.
+fn choose_hash(keys: &[u64]) -> (u64, u32) {
+    let first = (keys.len() * 4).next_power_of_two().max(2).trailing_zeros();
+    let mut slots = Vec::with_capacity(keys.len());
+    let mut best = (usize::MAX, MULTIPLIERS[0], first);
+    for bits in first..first + SIZES {
+        for &mul in &MULTIPLIERS {
+            slots.clear();
+            slots.extend(keys.iter().map(|&k| slot_of(k, mul, bits)));
+            slots.sort_unstable();
+            let shared = slots.windows(2).filter(|w| w[0] == w[1]).count();
+            if shared == 0 {
+                return (mul, bits);
+            }
+            if shared <= best.0 {
+                best = (shared, mul, bits);
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+/// The slot of `key` in a table of `1 << bits` slots hashed with `mul`.
+#[inline(always)]
+fn slot_of(key: u64, mul: u64, bits: u32) -> usize {
+    // `bits` is at least 1 (a table has two slots or more), so the shift is below 64.
+    (key.wrapping_mul(mul) >> (64 - bits)) as usize
 }
 
 /// The table as a definition builds it: subscriptions to queued (non-insend) handlers.
@@ -145,9 +235,7 @@ impl<A> HandlerTable<A> {
                 self.entries.push(Entry {
                     source: key,
                     type_id,
-                    type_name,
                     declared: Vec::new(),
-                    resolved: Box::new([]),
                 });
                 self.entries.len() - 1
             }
@@ -172,33 +260,31 @@ impl<A> HandlerTable<A> {
         self.entries.len()
     }
 
-    /// Resolves every state's effective handler (`states` is final) and splits the table.
+    /// Resolves every state's effective handler (`states` is final), builds the type index
+    /// and splits the table.
     pub(crate) fn finish(self, states: &StateTree) -> (HandlerLayout, Handlers<A>) {
         let HandlerTable {
             own,
-            mut entries,
+            entries,
             handlers,
         } = self;
-        for entry in &mut entries {
-            entry.resolved = (0..states.len())
-                .map(|i| {
-                    let s = State(u16::try_from(i).expect("invariant: state count fits u16"));
-                    states
-                        .self_and_ancestors(s)
-                        .find_map(|st| {
-                            entry
-                                .declared
-                                .iter()
-                                .find(|(d, _)| *d == st)
-                                .map(|&(_, h)| h)
-                        })
-                        .unwrap_or(NONE)
-                })
-                .collect();
+        let mut rows = Vec::with_capacity(entries.len() * states.len());
+        for entry in &entries {
+            rows.extend((0..states.len()).map(|i| {
+                let s = State(u16::try_from(i).expect("invariant: state count fits u16"));
+                states
+                    .self_and_ancestors(s)
+                    .find_map(|st| {
+                        entry
+                            .declared
+                            .iter()
+                            .find(|(d, _)| *d == st)
+                            .map(|&(_, h)| h)
+                    })
+                    .unwrap_or(NONE)
+            }));
         }
-        let layout = HandlerLayout {
-            entries: entries.into_boxed_slice(),
-        };
+        let layout = HandlerLayout::index(&entries, rows.into_boxed_slice(), states.len());
         let handlers = Handlers {
             own,
             handlers: match <[_; 1]>::try_from(handlers) {
@@ -218,21 +304,63 @@ impl<A> HandlerTable<A> {
 
 /// The shape of a handler table: which handler (by index) runs for each (source, type, state).
 /// Shared by every agent whose definition produced it.
-#[derive(PartialEq)]
+#[derive(PartialEq, Debug)]
 pub(crate) struct HandlerLayout {
-    entries: Box<[Entry]>,
+    /// Per slot: the first pair whose key hashed there, or `NONE`.
+    slots: Box<[u32]>,
+    mul: u64,
+    bits: u32,
+    pairs: Box<[Pair]>,
+    /// Per pair, per state: the effective handler index, or `NONE`.
+    rows: Box<[u32]>,
+    states: usize,
 }
 
 impl HandlerLayout {
+    /// The layout of `entries` (distinct pairs) with their resolved `rows`.
+    fn index(entries: &[Entry], rows: Box<[u32]>, states: usize) -> HandlerLayout {
+        let mut keys: Vec<u64> = entries.iter().map(|e| type_key(e.type_id)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let (mul, bits) = choose_hash(&keys);
+        let mut slots = vec![NONE; 1 << bits].into_boxed_slice();
+        let mut pairs: Vec<Pair> = Vec::with_capacity(entries.len());
+        // Chained from the back, so that a key's pairs are walked in declaration order.
+        for (i, entry) in entries.iter().enumerate().rev() {
+            let slot = &mut slots[slot_of(type_key(entry.type_id), mul, bits)];
+            pairs.push(Pair {
+                type_id: entry.type_id,
+                source: entry.source,
+                next: *slot,
+            });
+            *slot = u32::try_from(i).expect("invariant: fewer than 2^32 subscriptions");
+        }
+        pairs.reverse();
+        HandlerLayout {
+            slots,
+            mul,
+            bits,
+            pairs: pairs.into_boxed_slice(),
+            rows,
+            states,
+        }
+    }
+
     /// The index of the handler for a message from `source` of type `type_id` in `state`.
-    #[inline]
+    #[inline(always)]
     fn find(&self, source: Source, type_id: TypeId, state: State) -> Option<usize> {
-        let entry = self
-            .entries
-            .iter()
-            .find(|e| e.type_id == type_id && e.source == source)?;
-        let index = *entry.resolved.get(state.index())?;
-        (index != NONE).then_some(index as usize)
+        let mut at = self.slots[slot_of(type_key(type_id), self.mul, self.bits)];
+        while let Some(pair) = self.pairs.get(at as usize) {
+            if pair.type_id == type_id && pair.source == source {
+                if state.index() >= self.states {
+                    return None;
+                }
+                let index = self.rows[at as usize * self.states + state.index()];
+                return (index != NONE).then_some(index as usize);
+            }
+            at = pair.next;
+        }
+        None
     }
 }
 
@@ -252,7 +380,7 @@ enum Stored<A: 'static> {
 impl<A> Handlers<A> {
     /// The handler for a message from `source` of type `type_id` in `state`; `layout` is the
     /// one [`HandlerTable::finish`] gave with these handlers (or an equal one).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(
         &self,
         layout: &HandlerLayout,

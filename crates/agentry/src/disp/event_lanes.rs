@@ -42,7 +42,7 @@ impl EventLanes {
 
     #[inline(always)]
     pub(crate) fn push(&mut self, demand: Demand) {
-        if demand.priority == 0 {
+        if demand.priority() == 0 {
             self.normal.push(demand);
         } else {
             self.push_raised(demand);
@@ -52,7 +52,7 @@ impl EventLanes {
     #[cold]
     #[inline(never)]
     fn push_raised(&mut self, demand: Demand) {
-        let lane = usize::from(demand.priority.min(RAISED as u8)) - 1;
+        let lane = usize::from(demand.priority().min(RAISED as u8)) - 1;
         let raised = self.raised.get_or_insert_with(|| {
             Box::new(Raised {
                 occupied: 0,

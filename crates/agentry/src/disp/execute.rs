@@ -94,13 +94,14 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
         observer.after(DemandOutcome::AgentGone, None);
         return;
     };
-    match demand.kind {
+    let limit = demand.limit();
+    match demand.kind() {
         Kind::MESSAGE => {
             let payload = demand
                 .payload
                 .expect("invariant: message demands carry a payload");
             observer.before(target, Some(&payload));
-            let taken = body.on_message(demand.source, payload, demand.limit);
+            let taken = body.on_message(demand.source, payload, limit);
             // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot
             // finish their own agent synchronously).
             unsafe { slab.count(target, taken) };
@@ -128,15 +129,15 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
                     Some(context) => handler_span(counters, context, target, &inner, true),
                     None => tracing::Span::none(),
                 };
-                let taken = span
-                    .in_scope(|| body.on_timer_message(demand.source, inner, demand.limit, token));
+                let taken =
+                    span.in_scope(|| body.on_timer_message(demand.source, inner, limit, token));
                 delivery.end(); // a `cancel` waiting for this handler returns
                 // SAFETY: as for `MESSAGE`.
                 unsafe { slab.count(target, taken) };
                 observer.after(taken_outcome(taken), Some(&*body));
             } else {
                 counters.timers_revoked.fetch_add(1, Ordering::Relaxed);
-                body.discard(demand.source, inner, demand.limit);
+                body.discard(demand.source, inner, limit);
                 observer.after(DemandOutcome::Revoked, Some(&*body));
             }
         }
@@ -167,7 +168,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             observer.after(DemandOutcome::Controlled, body.map(|b| &*b));
         }
         _ => {
-            debug_assert!(demand.kind == Kind::FINISH || demand.kind == Kind::FINISH_NOW);
+            debug_assert!(demand.kind() == Kind::FINISH || demand.kind() == Kind::FINISH_NOW);
             observer.before(target, None);
             let exit = body.on_finish();
             // SAFETY: forwarded contract; the agent has finished and `body` is no longer used.
@@ -198,6 +199,7 @@ unsafe fn execute_traced<O: Observer>(
     counters: &EnvCounters,
     observer: &mut O,
 ) {
+    let limit = demand.limit();
     let payload = demand
         .payload
         .expect("invariant: message demands carry a payload");
@@ -206,7 +208,7 @@ unsafe fn execute_traced<O: Observer>(
     };
     observer.before(target, Some(&inner));
     let span = handler_span(counters, &context, target, &inner, false);
-    let taken = span.in_scope(|| body.on_message(demand.source, inner, demand.limit));
+    let taken = span.in_scope(|| body.on_message(demand.source, inner, limit));
     // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot finish
     // their own agent synchronously).
     unsafe { slab.count(target, taken) };

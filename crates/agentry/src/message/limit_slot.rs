@@ -16,6 +16,16 @@ impl LimitSlot {
         LimitSlot(index)
     }
 
+    /// The raw value (a demand packs it into a word, `demand.rs`).
+    pub(crate) const fn to_bits(self) -> u16 {
+        self.0
+    }
+
+    /// The slot whose raw value is `bits` (from [`to_bits`](Self::to_bits)).
+    pub(crate) const fn from_bits(bits: u16) -> Self {
+        LimitSlot(bits)
+    }
+
     /// The index of the limit the message holds a place in, if any.
     pub(crate) fn index(self) -> Option<usize> {
         (self.0 < u16::MAX - 1).then_some(usize::from(self.0))

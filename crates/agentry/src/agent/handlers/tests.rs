@@ -248,3 +248,130 @@ fn a_single_handler_is_kept_inline_and_any_other_count_in_a_slice_both_found_by_
     assert!(matches!(&none.handlers, Stored::Many(many) if many.is_empty()));
     assert!(none.lookup(&layout, own, small, State::DEFAULT).is_none());
 }
+
+/// A distinct message type per `N`.
+struct Msg<const N: usize>;
+
+/// Adds a handler for `Msg<N>` from `source` in `states`.
+fn add_kind<const N: usize>(
+    table: &mut super::HandlerTable<Table>,
+    source: crate::ids::MboxId,
+    states: &[State],
+    tree: &super::super::state::StateTree,
+) {
+    let handler = super::TypedHandler::new(|_: &mut Table, _: &mut Ctx<Table>, _: Msg<N>| {});
+    table
+        .add(
+            source,
+            std::any::TypeId::of::<Msg<N>>(),
+            "Msg",
+            states,
+            Box::new(handler),
+            tree,
+        )
+        .expect("added");
+}
+
+/// The index of the handler for `Msg<N>` from `source` in `state`, if any, in the layout of
+/// an agent whose own mbox is `own`.
+fn index_of<const N: usize>(
+    layout: &super::HandlerLayout,
+    own: crate::ids::MboxId,
+    source: crate::ids::MboxId,
+    state: State,
+) -> Option<usize> {
+    layout.find(
+        super::Source::of(source, own),
+        std::any::TypeId::of::<Msg<N>>(),
+        state,
+    )
+}
+
+#[test]
+fn the_type_index_finds_every_subscribed_pair_and_nothing_else() {
+    use super::super::state::StateTree;
+    use crate::ids::MboxId;
+    let mut tree = StateTree::new();
+    let root = State(0);
+    let a = tree.add("a".into(), None).expect("state a");
+    let a1 = tree.add("a1".into(), Some(a)).expect("state a1");
+    let (own, multi) = (MboxId::next(), MboxId::next());
+    let mut table = super::HandlerTable::new(own);
+    // 24 types (several table slots), one of them from two sources, one declared only in a
+    // parent state (inherited by its substate), one overridden in a substate.
+    macro_rules! kinds {
+        ($($n:literal)*) => { $( add_kind::<$n>(&mut table, own, &[root, a], &tree); )* };
+    }
+    kinds!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+    add_kind::<21>(&mut table, multi, &[root], &tree);
+    add_kind::<21>(&mut table, own, &[a], &tree);
+    add_kind::<22>(&mut table, own, &[a], &tree);
+    add_kind::<23>(&mut table, own, &[a1], &tree);
+    add_kind::<23>(&mut table, own, &[a], &tree);
+    let (layout, _) = table.finish(&tree);
+    let layout = &layout;
+    // Every plain pair, in every state that declares or inherits it; handlers are numbered
+    // in declaration order, so `Msg<N>`'s is `N` for the first 21.
+    macro_rules! found {
+        ($($n:literal)*) => { $(
+            assert_eq!(index_of::<$n>(layout, own, own, root), Some($n));
+            assert_eq!(index_of::<$n>(layout, own, own, a1), Some($n));
+            assert_eq!(index_of::<$n>(layout, own, multi, root), None, "wrong source");
+        )* };
+    }
+    found!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+    // One type from two sources: each source's own handler, in its own states.
+    assert_eq!(index_of::<21>(layout, own, multi, root), Some(21));
+    assert_eq!(index_of::<21>(layout, own, multi, a), None);
+    assert_eq!(index_of::<21>(layout, own, own, a1), Some(22));
+    assert_eq!(index_of::<21>(layout, own, own, root), None);
+    // Declared in a parent only: none in the root, inherited in the substate.
+    assert_eq!(index_of::<22>(layout, own, own, root), None);
+    assert_eq!(index_of::<22>(layout, own, own, a1), Some(23));
+    // Overridden in the substate.
+    assert_eq!(index_of::<23>(layout, own, own, a1), Some(24));
+    assert_eq!(index_of::<23>(layout, own, own, a), Some(25));
+    // Types nobody subscribed to, and a state the layout does not have.
+    macro_rules! absent {
+        ($($n:literal)*) => { $( assert_eq!(index_of::<$n>(layout, own, own, root), None); )* };
+    }
+    absent!(24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49);
+    assert_eq!(index_of::<0>(layout, own, own, State(9)), None);
+}
+
+#[test]
+fn the_chosen_multiplier_keeps_keys_apart_in_a_small_table() {
+    // Keys as a type id's hash gives them: spread over 64 bits (a splitmix sequence), and a
+    // run of keys that differ in a few middle bits only.
+    let mut x = 0_u64;
+    let mut spread = || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for n in [1_usize, 2, 3, 5, 8, 13, 40, 100, 300] {
+        for keys in [
+            (0..n).map(|_| spread()).collect::<Vec<u64>>(),
+            (0..n as u64).map(|k| k << 20).collect(),
+        ] {
+            let (mul, bits) = super::choose_hash(&keys);
+            let mut slots: Vec<usize> =
+                keys.iter().map(|&k| super::slot_of(k, mul, bits)).collect();
+            assert!(slots.iter().all(|&s| s < 1 << bits));
+            assert!(
+                1 << bits <= 16 * (4 * n).next_power_of_two().max(2) / 4,
+                "{n} keys in 2^{bits} slots"
+            );
+            slots.sort_unstable();
+            slots.dedup();
+            let shared = n - slots.len();
+            if n <= 13 {
+                assert_eq!(shared, 0, "{n} keys: a collision-free table");
+            } else {
+                assert!(shared <= n / 16, "{n} keys: {shared} share a slot");
+            }
+        }
+    }
+}

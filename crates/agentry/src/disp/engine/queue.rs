@@ -145,7 +145,7 @@ impl Queue {
         if self.closed.load(Ordering::Acquire) {
             return Err(demand);
         }
-        if demand.priority != 0 {
+        if demand.priority() != 0 {
             self.note_raised();
         }
         let lane = &self.lanes[usize::from(lane)];

@@ -90,10 +90,10 @@ impl Server {
         mut demand: Demand,
         from: Part,
     ) -> Option<Demand> {
-        if demand.kind != Kind::FINISH {
+        if demand.kind() != Kind::FINISH {
             return Some(demand);
         }
-        demand.kind = Kind::FINISH_NOW;
+        demand.set_kind(Kind::FINISH_NOW);
         match from {
             Part::Local => self.push_remote(lane, demand),
             Part::Remote => self.push_local(lane, demand),
@@ -111,8 +111,8 @@ impl Server {
                     break;
                 };
                 worked = true;
-                if demand.kind == Kind::FINISH {
-                    demand.kind = Kind::FINISH_NOW;
+                if demand.kind() == Kind::FINISH {
+                    demand.set_kind(Kind::FINISH_NOW);
                 }
                 self.push_local(lane, demand);
             }

@@ -18,7 +18,7 @@ fn demand(priority: u8, n: u64) -> Demand {
 fn drain(lanes: &mut EventLanes) -> Vec<(u8, u64)> {
     std::iter::from_fn(|| lanes.pop())
         .map(|d| {
-            let p = d.priority;
+            let p = d.priority();
             (p, d.payload.expect("message").take::<u64>().expect("type"))
         })
         .collect()
@@ -65,7 +65,7 @@ fn a_raised_demand_overtakes_what_waits_below_it_at_any_time() {
     for n in 0..1000 {
         lanes.push(demand(0, n));
     }
-    assert_eq!(lanes.pop().map(|d| d.priority), Some(0));
+    assert_eq!(lanes.pop().map(|d| d.priority()), Some(0));
     lanes.push(demand(5, 5000));
     let order = drain(&mut lanes);
     assert_eq!(order[0], (5, 5000));

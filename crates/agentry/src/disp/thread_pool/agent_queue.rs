@@ -68,7 +68,7 @@ impl AgentQueue {
         if self.pool.is_closed() {
             return Err(demand);
         }
-        if demand.priority != 0 {
+        if demand.priority() != 0 {
             self.raised_queued.fetch_add(1, Ordering::Relaxed);
         }
         self.demands.push(demand);
@@ -196,7 +196,7 @@ impl Running<'_> {
         let next = unsafe { self.queue.demands.pop() };
         // Looked at in place: unwrapping and re-wrapping the `Option` would copy the demand
         // through the stack in odd-sized pieces.
-        if next.as_ref().is_some_and(|d| d.priority != 0) {
+        if next.as_ref().is_some_and(|d| d.priority() != 0) {
             self.queue.raised_queued.fetch_sub(1, Ordering::Relaxed);
         }
         next

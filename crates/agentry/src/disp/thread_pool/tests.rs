@@ -28,7 +28,7 @@ fn demand(n: u32, priority: u8, marker: &Arc<()>) -> Demand {
 }
 
 fn number(d: Demand) -> (u32, u8) {
-    let priority = d.priority;
+    let priority = d.priority();
     let (n, _) = d
         .payload
         .expect("message")
