@@ -245,7 +245,7 @@ pub(crate) const TYPE_QUEUE_DEPTH: Spec = Spec {
 };
 pub(crate) const TYPE_HANDLER_SECONDS: Spec = Spec {
     name: "agentry_agent_handler_seconds",
-    help: "Time the timed handler runs of the agents of the type took (a sample, 1 in 128 runs by default; buckets 1 us x 4^i).",
+    help: "Time the timed handler runs of the agents of the type took (a sample, 1 in 256 runs by default; buckets 1 us x 4^i).",
     kind: Kind::Histogram,
     labels: AGENT_TYPE,
 };

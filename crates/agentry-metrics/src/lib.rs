@@ -38,7 +38,7 @@
 //! +Inf) beside their total; the exporter reports `agentry_agent_handler_seconds` per agent
 //! type as a Prometheus histogram (`_bucket{le}`, `_sum`, `_count`), so
 //! `histogram_quantile(0.99, rate(agentry_agent_handler_seconds_bucket[5m]))` is the p99 handler
-//! time of a type, to within its bucket. The runs timed are a sample — one in 128 by default,
+//! time of a type, to within its bucket. The runs timed are a sample — one in 256 by default,
 //! at pseudo-random intervals (`EnvBuilder::handler_time_sampling`;
 //! `HandlerSampling::EVERY_RUN` times all) —, so `_count` counts the sample; message rates come
 //! from `agentry_agent_messages_total`.

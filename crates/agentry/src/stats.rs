@@ -185,7 +185,7 @@ pub struct AgentStats {
     /// increment per send), so an agent whose depth is not tracked never reads as empty.
     pub queue_depth: Tracked<u64>,
     /// How long its handlers took to handle messages (lookup, handler, state change), over the
-    /// runs timed (one in [`HandlerSampling::every`], by default one in 128): the total and a
+    /// runs timed (one in [`HandlerSampling::every`], by default one in 256): the total and a
     /// histogram — [`Tracked::NotTracked`] unless asked for (`EnvBuilder::handler_time` or
     /// `Define::measure_handler_time`; a timed run reads the clock twice).
     pub handler_time: Tracked<HandlerTimes>,
@@ -350,7 +350,7 @@ impl HandlerTimes {
 
 /// How many handler runs of a timed agent are timed
 /// ([`EnvBuilder::handler_time_sampling`](crate::EnvBuilder::handler_time_sampling)): one in
-/// [`every`](Self::every) on average, at pseudo-random intervals. Default: one in 128 — two
+/// [`every`](Self::every) on average, at pseudo-random intervals. Default: one in 256 — two
 /// clock reads per run cost more than a whole message's dispatch on some machines (~60 ns on
 /// a VM whose clock is read through the hypervisor), so timing every run is a choice, not the
 /// default.
@@ -359,7 +359,7 @@ impl HandlerTimes {
 /// use agentry::HandlerSampling;
 /// use std::num::NonZeroU32;
 ///
-/// assert_eq!(HandlerSampling::default().every(), 128);
+/// assert_eq!(HandlerSampling::default().every(), 256);
 /// assert_eq!(HandlerSampling::EVERY_RUN.every(), 1);
 /// let sparse = HandlerSampling::one_in(NonZeroU32::new(u32::MAX).unwrap());
 /// assert_eq!(sparse.every(), HandlerSampling::MAX);
@@ -370,8 +370,8 @@ pub struct HandlerSampling(NonZeroU32);
 impl HandlerSampling {
     /// Every run timed.
     pub const EVERY_RUN: HandlerSampling = HandlerSampling(NonZeroU32::MIN);
-    /// The default: one run in 128.
-    pub const DEFAULT: HandlerSampling = HandlerSampling(NonZeroU32::new(128).unwrap());
+    /// The default: one run in 256.
+    pub const DEFAULT: HandlerSampling = HandlerSampling(NonZeroU32::new(256).unwrap());
     /// The sparsest sampling: one run in 2^30.
     pub const MAX: u32 = 1 << 30;
 

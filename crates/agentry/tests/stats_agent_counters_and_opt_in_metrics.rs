@@ -196,12 +196,12 @@ impl Agent for Counter {
 #[test]
 fn handler_time_times_one_run_in_the_sampling_rate() {
     const AGENTS: usize = 4;
-    const RUNS: u64 = 32_000;
-    // (rate set on the env, runs per timed run, spans too): the default is one in 128; with
+    const RUNS: u64 = 64_000;
+    // (rate set on the env, runs per timed run, spans too): the default is one in 256; with
     // spans on, every run takes the observed path (the sampler is asked there, not on the hot
     // path).
     for (set, every, spans) in [
-        (None, 128_u64, false),
+        (None, 256_u64, false),
         (NonZeroU32::new(8), 8, false),
         (NonZeroU32::new(8), 8, true),
     ] {

@@ -3,7 +3,7 @@
 //! - `send_process` (N messages) and `ring` (one_thread, N agents, M tokens), each three
 //!   ways: nothing on (`agentry`), a Prometheus exporter alive and rendered every 100 ms by a
 //!   thread of its own (`+metrics`), and that plus queue depth (`+depth`), handler time
-//!   (`+time`: the default sampling, one run in 128 timed) or both on for every agent, and
+//!   (`+time`: the default sampling, one run in 256 timed) or both on for every agent, and
 //!   handler time with every run timed (`+time-every-run`: two clock reads per message). Each
 //!   reports its ratio to nothing on (target ≥ 0.95 with metrics on). Beside the wall time
 //!   of the processing (`process`) and of the ring (`ring`), each reports the CPU time all

@@ -14,7 +14,11 @@ use std::time::{Duration, Instant};
 /// The CPU time all the process's threads used over a workload's timed window, read where
 /// the window's own clock starts and stops (`/proc/self/task/*/schedstat`, as `idle` reads
 /// it). Unlike the wall time it does not grow while other processes hold the CPU, so A/B
-/// ratios of it hold on a loaded machine (`observability`). Off by default: nothing is read.
+/// ratios of it hold on a loaded machine (`observability`). Its grain is coarse where the
+/// reading thread ran without a break: the kernel adds a running thread's time at scheduler
+/// ticks (4 ms on the project's VM), so a window of tens of milliseconds is read to within a
+/// tick — medians over repetitions, and longer windows, smooth it. Off by default: nothing is
+/// read.
 #[derive(Clone, Default)]
 pub(crate) struct CpuClock(Option<Arc<Mutex<CpuWindow>>>);
 

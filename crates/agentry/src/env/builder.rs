@@ -140,7 +140,7 @@ impl EnvBuilder {
     }
 
     /// Measures the time every agent's handlers take (`AgentStats::handler_time`): one run in
-    /// [`handler_time_sampling`](Self::handler_time_sampling) is timed (by default one in 128,
+    /// [`handler_time_sampling`](Self::handler_time_sampling) is timed (by default one in 256,
     /// at pseudo-random intervals; two clock reads per timed run). Off by default; an agent
     /// can turn it on for itself with
     /// [`Define::measure_handler_time`](crate::Define::measure_handler_time).
