@@ -42,7 +42,7 @@ use agentry::MultiMbox;
 use agentry::trace::{ContextPropagation, TraceContext, with_trace_context};
 use bytes::Bytes;
 use outbound::{OutKind, OutMsg, Overflow, Queue, Refused};
-use pending::{Pending, ReplyData, Waiter};
+use pending::{Pending, ReplyBytes, ReplyData, Waiter};
 use receipts::{ReceiptConfig, Window};
 use routes::{Inbound, RouteTable};
 use std::collections::{HashMap, HashSet};
@@ -55,9 +55,12 @@ use std::time::{Duration, Instant};
 /// client or the direct link. The core knows neither; each implements this (`nats.rs`,
 /// `link.rs`) and hands it over once at start ([`Core::set_transport`]).
 pub(crate) trait Transport: Send + Sync {
-    /// Something was pushed into an empty outbound buffer, or the receipt window has room
-    /// again: the transport's writer should look.
+    /// The receipt window has room again: the transport's writer should look.
     fn wake_writer(&self);
+
+    /// An envelope went into the outbound buffer (`was_empty`: it was empty before, so
+    /// nobody is about to write it: the transport's writer must look).
+    fn pushed(&self, was_empty: bool);
 
     /// Whether [`publish_now`](Self::publish_now) can ever succeed (the direct path of
     /// `Core::enqueue` is not tried otherwise).
@@ -273,8 +276,8 @@ impl Core {
         if let Some(victim) = evicted {
             self.lose(victim, LossReason::Overflow);
         }
-        if was_empty {
-            self.wake_writer();
+        if let Some(transport) = self.transport.get() {
+            transport.pushed(was_empty);
         }
         Ok(())
     }
@@ -336,14 +339,14 @@ impl Core {
             let n = q.take(out, max, room);
             self.in_hand.store(n, Ordering::Release);
         }
-        out.retain(|m| {
-            let expired = m.kind == OutKind::Request
-                && m.request.is_some_and(|corr| !self.pending.contains(corr));
-            if expired {
-                inc(&self.counters.expired_unsent);
-            }
-            !expired
-        });
+        let expired = self
+            .pending
+            .retain_waited(out, |m| m.request.filter(|_| m.kind == OutKind::Request));
+        if expired > 0 {
+            self.counters
+                .expired_unsent
+                .fetch_add(expired as u64, Ordering::Relaxed);
+        }
         if let Some(mut window) = self.window() {
             let now = Instant::now();
             for m in out.iter_mut().filter(|m| m.kind == OutKind::Message) {
@@ -762,7 +765,7 @@ impl Core {
         subject: &str,
         no_responders: bool,
         envelope: Result<Envelope, DecodeError>,
-        payload: Bytes,
+        payload: ReplyBytes<'_>,
     ) {
         let Some(corr) = self.scheme.parse_reply(subject) else {
             return self.reject(subject, DecodeError::malformed("reply subject", subject));
@@ -807,10 +810,10 @@ impl Core {
     /// Decodes a reply as `R` (counting a rejection).
     pub(crate) fn decode_reply<R: crate::RemoteMessage>(
         &self,
-        data: &ReplyData,
+        data: &ReplyData<'_>,
     ) -> Result<R, RequestError> {
         self.registry
-            .decode::<R>(&data.envelope, &data.payload, self.max_payload())
+            .decode::<R>(&data.envelope, data.payload.as_slice(), self.max_payload())
             .map_err(|e| {
                 self.reject("(reply)", e.clone());
                 RequestError::BadReply(e)

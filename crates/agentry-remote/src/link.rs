@@ -16,12 +16,12 @@
 //!   Whoever writes takes the writer role (one at a time), drains the outbound buffer in
 //!   batches, encodes each batch into one byte buffer and writes it with one syscall, and
 //!   re-checks the buffer after releasing the role. A push into an empty buffer more than
-//!   `LINGER` after the previous push (a lone request, K = 1) is written at once on the
-//!   sender's thread — no thread hop; a push that follows closely (a burst from a handler,
-//!   or replies to a batch of requests) wakes the link's writer thread instead, which then
-//!   takes everything that accumulated in one write. A writer may block while the socket
-//!   buffer is full, at most the heartbeat timeout; then the connection is considered
-//!   dead.
+//!   `LINGER` (5 µs) after the previous push of any kind (a lone request, K = 1) is written
+//!   at once on the sender's thread — no thread hop; a push that follows closely (a burst
+//!   from a handler, or replies to a batch of requests) wakes the link's writer thread
+//!   instead, which then takes everything that accumulated in one write. A writer may
+//!   block while the socket buffer is full, at most the heartbeat timeout; then the
+//!   connection is considered dead.
 //! - **Heartbeats.** The reader wakes every heartbeat interval; if nothing was written for
 //!   an interval it sends a Heartbeat frame (through the writer role, ahead of data); if
 //!   nothing was read for the heartbeat timeout, the connection is closed
@@ -38,11 +38,11 @@ pub mod frame;
 
 use crate::backoff::backoff;
 use crate::core::outbound::OutMsg;
+use crate::core::pending::ReplyBytes;
 use crate::core::{Core, Transport};
 use crate::error::{DecodeError, FlushError, RemoteFailure, StartError};
 use crate::event::LossReason;
 use crate::stats::inc;
-use bytes::Bytes;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -80,8 +80,10 @@ const BATCH: usize = 1024;
 const FRAME_OVERHEAD: usize = 1280;
 /// Largest Hello frame accepted.
 const MAX_HELLO: usize = 1024;
-/// Pushes closer together than this are left to the writer thread (batched).
-const LINGER_NANOS: u64 = 20_000;
+/// Pushes closer together than this are left to the writer thread (batched). A burst from
+/// a handler pushes every microsecond or so; a lone request follows the previous one by a
+/// round trip (≥ 10 µs even over loopback).
+const LINGER_NANOS: u64 = 5_000;
 
 struct Conn {
     stream: TcpStream,
@@ -116,7 +118,7 @@ pub(crate) struct LinkShared {
     current: Mutex<Option<Arc<Conn>>>,
     writer: Mutex<WriterState>,
     writer_idle: Condvar,
-    /// Nanoseconds since the epoch of the last push into an empty buffer.
+    /// Nanoseconds since the epoch of the last push.
     last_push: AtomicU64,
     /// The writer thread has work (set by a burst, cleared by the thread).
     writer_kick: Mutex<bool>,
@@ -520,7 +522,7 @@ impl LinkShared {
                         subject,
                         false,
                         Ok(envelope),
-                        Bytes::copy_from_slice(payload),
+                        ReplyBytes::Borrowed(payload),
                     );
                 } else if let Some(tables) = core.tables_of(subject) {
                     for t in &tables {
@@ -543,11 +545,16 @@ impl LinkShared {
         self.write_pending();
     }
 
-    /// Called after a push into an empty buffer (on the pushing thread): a lone envelope is
-    /// written at once, a burst wakes the writer thread (see the ground rules).
-    pub(crate) fn on_push(&self) {
+    /// Called after every push (on the pushing thread). A push into an empty buffer that
+    /// follows the previous push by at least `LINGER` is a lone envelope, written at once;
+    /// one that follows closely is part of a burst and wakes the writer thread (see the
+    /// ground rules).
+    pub(crate) fn on_push(&self, was_empty: bool) {
         let now = self.now_nanos();
         let last = self.last_push.swap(now, Ordering::Relaxed);
+        if !was_empty {
+            return;
+        }
         if now.saturating_sub(last) >= LINGER_NANOS {
             self.write_pending();
         } else {
@@ -723,15 +730,21 @@ impl LinkShared {
     }
 }
 
-/// What the core asks of the link: a push into an empty buffer is handed to
-/// [`LinkShared::on_push`]. The link never publishes through the core's direct path: its
-/// lone-envelope write on the sender's thread happens in `on_push`, under the writer role.
+/// What the core asks of the link: every push is handed to [`LinkShared::on_push`]. The
+/// link never publishes through the core's direct path: its lone-envelope write on the
+/// sender's thread happens in `on_push`, under the writer role.
 struct Handoff(std::sync::Weak<LinkShared>);
 
 impl Transport for Handoff {
     fn wake_writer(&self) {
         if let Some(link) = self.0.upgrade() {
-            link.on_push();
+            link.write_pending();
+        }
+    }
+
+    fn pushed(&self, was_empty: bool) {
+        if let Some(link) = self.0.upgrade() {
+            link.on_push(was_empty);
         }
     }
 

@@ -26,6 +26,7 @@
 
 use crate::backoff::backoff;
 use crate::core::outbound::OutMsg;
+use crate::core::pending::ReplyBytes;
 use crate::core::routes::RouteTable;
 use crate::core::{Core, Transport};
 use crate::envelope::Envelope;
@@ -459,6 +460,12 @@ impl Transport for Handoff {
         self.wake.notify_one();
     }
 
+    fn pushed(&self, was_empty: bool) {
+        if was_empty {
+            self.wake.notify_one();
+        }
+    }
+
     fn publishes_directly(&self) -> bool {
         true
     }
@@ -577,6 +584,11 @@ async fn reply_loop(core: Arc<Core>, barriers: Arc<Barriers>, mut sub: async_nat
         } else {
             split_payload(&msg.payload)
         };
-        core.dispatch_reply(msg.subject.as_str(), no_responders, envelope, body);
+        core.dispatch_reply(
+            msg.subject.as_str(),
+            no_responders,
+            envelope,
+            ReplyBytes::Shared(body),
+        );
     }
 }

@@ -226,7 +226,7 @@ impl RemoteMbox {
 }
 
 /// Delivers the outcome of a `send_request` as the `RemoteReply<R>` its caller handles.
-fn deliver_reply<R: RemoteMessage>(core: &Core, to: &Mbox, corr: u64, outcome: Outcome) {
+fn deliver_reply<R: RemoteMessage>(core: &Core, to: &Mbox, corr: u64, outcome: Outcome<'_>) {
     let result = outcome.and_then(|data| core.decode_reply::<R>(&data));
     to.send(RemoteReply::<R> {
         id: RequestId(corr),

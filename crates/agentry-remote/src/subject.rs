@@ -184,9 +184,25 @@ impl Scheme {
         format!("{}*", self.reply_prefix)
     }
 
-    /// `<ns>.v1.r.<gateway-id>.<corr>`.
+    /// `<ns>.v1.r.<gateway-id>.<corr>`, allocated at its exact size (one allocation per
+    /// request: a `String` whose capacity is its length becomes a `Subject` without a second
+    /// one).
     pub(crate) fn reply_subject(&self, corr: u64) -> String {
-        format!("{}{corr}", self.reply_prefix)
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = corr;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut s = String::with_capacity(self.reply_prefix.len() + digits.len() - at);
+        s.push_str(&self.reply_prefix);
+        s.extend(digits[at..].iter().map(|&d| char::from(d)));
+        s
     }
 
     /// The correlation id of one of this gateway's reply subjects.

@@ -12,22 +12,54 @@ use agentry::Mbox;
 use bytes::Bytes;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A reply's envelope and (still encoded) payload.
 #[derive(Debug)]
-pub(crate) struct ReplyData {
+pub(crate) struct ReplyData<'a> {
     pub(crate) envelope: Envelope,
-    pub(crate) payload: Bytes,
+    pub(crate) payload: ReplyBytes<'a>,
 }
 
-pub(crate) type Outcome = Result<ReplyData, RequestError>;
+/// A reply's payload as its transport read it: shared bytes (NATS), or borrowed from the
+/// transport's read buffer (the link). A `send_request` waiter decodes it in place; only a
+/// blocked requester, which decodes on its own thread, takes a copy of borrowed bytes.
+#[derive(Debug)]
+pub(crate) enum ReplyBytes<'a> {
+    Borrowed(&'a [u8]),
+    Shared(Bytes),
+}
+
+impl ReplyBytes<'_> {
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            ReplyBytes::Borrowed(b) => b,
+            ReplyBytes::Shared(b) => b,
+        }
+    }
+}
+
+impl ReplyData<'_> {
+    fn into_owned(self) -> ReplyData<'static> {
+        let payload = match self.payload {
+            ReplyBytes::Borrowed(b) => Bytes::copy_from_slice(b),
+            ReplyBytes::Shared(b) => b,
+        };
+        ReplyData {
+            envelope: self.envelope,
+            payload: ReplyBytes::Shared(payload),
+        }
+    }
+}
+
+pub(crate) type Outcome<'a> = Result<ReplyData<'a>, RequestError>;
 
 /// Turns a request's outcome into the requester's reply message and sends it: one plain
 /// function per reply type (`RemoteMbox::send_request` picks it), so a waiting request holds
 /// no allocation of its own.
-pub(crate) type Deliver = fn(&Core, &Mbox, u64, Outcome);
+pub(crate) type Deliver = for<'a> fn(&Core, &Mbox, u64, Outcome<'a>);
 
 pub(crate) enum Waiter {
     /// A thread blocked in `RemoteMbox::request`.
@@ -41,9 +73,9 @@ pub(crate) enum Waiter {
 }
 
 impl Waiter {
-    pub(crate) fn complete(self, core: &Core, outcome: Outcome) {
+    pub(crate) fn complete(self, core: &Core, outcome: Outcome<'_>) {
         match self {
-            Waiter::Blocking(slot) => slot.fill(outcome),
+            Waiter::Blocking(slot) => slot.fill(outcome.map(ReplyData::into_owned)),
             Waiter::Mbox { to, corr, deliver } => deliver(core, &to, corr, outcome),
         }
     }
@@ -51,7 +83,7 @@ impl Waiter {
 
 /// Where a blocking requester's outcome lands.
 pub(crate) struct Slot {
-    outcome: Mutex<Option<Outcome>>,
+    outcome: Mutex<Option<Outcome<'static>>>,
     ready: Condvar,
 }
 
@@ -63,13 +95,13 @@ impl Slot {
         }
     }
 
-    fn fill(&self, outcome: Outcome) {
+    fn fill(&self, outcome: Outcome<'static>) {
         *self.outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
         self.ready.notify_one();
     }
 
     /// Waits until filled or `deadline`; `None` on timeout.
-    pub(crate) fn wait(&self, deadline: Option<Instant>) -> Option<Outcome> {
+    pub(crate) fn wait(&self, deadline: Option<Instant>) -> Option<Outcome<'static>> {
         let mut g = self.outcome.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(o) = g.take() {
@@ -93,9 +125,35 @@ impl Slot {
     }
 }
 
+/// Hashes the pending table's keys — correlation ids, sequential numbers of this gateway's
+/// own making — with one multiplication instead of SipHash (three lookups per request). A
+/// peer only names ids to look up, never to insert, so it cannot crowd the table.
+#[derive(Default)]
+struct CorrHasher(u64);
+
+/// An odd constant with well-spread bits (2^64 / φ): the table's bucket index (low bits)
+/// stays a permutation of a run of sequential ids, its control byte (top bits) is mixed.
+const CORR_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for CorrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(CORR_MIX);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(CORR_MIX);
+    }
+}
+
 #[derive(Default)]
 struct Table {
-    map: HashMap<u64, Waiter>,
+    map: HashMap<u64, Waiter, BuildHasherDefault<CorrHasher>>,
     deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
     closed: bool,
 }
@@ -146,9 +204,19 @@ impl Pending {
         self.lock().map.remove(&corr)
     }
 
-    /// A caller still waits for request `corr`.
-    pub(crate) fn contains(&self, corr: u64) -> bool {
-        self.lock().map.contains_key(&corr)
+    /// Keeps the items of `items` whose request (`corr_of`) a caller still waits for, and
+    /// those that are no request; returns how many went. One lock for a whole batch.
+    pub(crate) fn retain_waited<T>(
+        &self,
+        items: &mut Vec<T>,
+        corr_of: impl Fn(&T) -> Option<u64>,
+    ) -> usize {
+        let before = items.len();
+        if items.iter().any(|m| corr_of(m).is_some()) {
+            let t = self.lock();
+            items.retain(|m| corr_of(m).is_none_or(|c| t.map.contains_key(&c)));
+        }
+        before - items.len()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -216,5 +284,31 @@ impl Pending {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pending, Slot, Waiter};
+    use std::sync::Arc;
+
+    fn blocking() -> Waiter {
+        Waiter::Blocking(Arc::new(Slot::new()))
+    }
+
+    #[test]
+    fn retain_waited_drops_only_requests_nobody_waits_for() {
+        let p = Pending::default();
+        for corr in [1, 3, 1_000_003] {
+            assert!(p.insert(corr, blocking(), None).is_ok());
+        }
+        // Requests 2 and 4 timed out (their waiters are gone); None is not a request.
+        let mut items = vec![Some(1), Some(2), None, Some(3), Some(4), Some(1_000_003)];
+        assert_eq!(p.retain_waited(&mut items, |c| *c), 2);
+        assert_eq!(items, vec![Some(1), None, Some(3), Some(1_000_003)]);
+        assert_eq!(p.len(), 3, "retaining takes no waiter out");
+        assert!(p.remove(3).is_some());
+        assert_eq!(p.retain_waited(&mut items, |c| *c), 1);
+        assert_eq!(items, vec![Some(1), None, Some(1_000_003)]);
     }
 }

@@ -58,6 +58,18 @@ fn subjects_follow_the_scheme() {
 }
 
 #[test]
+fn reply_subjects_are_exact_and_parse_back() {
+    let s = Scheme::new("app", "gw1").expect("valid");
+    for corr in [0, 1, 9, 10, 99, 100, 12_345, u64::from(u32::MAX), u64::MAX] {
+        let subject = s.reply_subject(corr);
+        assert_eq!(subject, format!("app.v1.r.gw1.{corr}"));
+        // Exact capacity: the Subject made from it needs no second allocation.
+        assert_eq!(subject.capacity(), subject.len());
+        assert_eq!(s.parse_reply(&subject), Some(corr));
+    }
+}
+
+#[test]
 fn gateway_ids_are_distinct_tokens() {
     let a = new_gateway_id();
     let b = new_gateway_id();
