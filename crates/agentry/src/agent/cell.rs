@@ -154,7 +154,8 @@ pub(crate) struct Attach {
     pub(crate) id: AgentId,
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) multi: Vec<(MultiMbox, TypeId)>,
-    /// How the environment observes its agents (the definition may add handler timing).
+    /// How the agent is observed: the environment's settings, with handler timing as its
+    /// registration decided (the env's setting or the definition's).
     pub(crate) observe: Observe,
     /// Where the outcome of its start goes.
     pub(crate) start: StartTicket,
@@ -319,11 +320,13 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
     }
 
     fn attach(mut self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
-        let mut observe = attach.observe;
-        let Starting::Defined { time_handlers, .. } = self.starting else {
-            unreachable!("invariant: a cell is attached once");
-        };
-        observe.time_handlers |= time_handlers;
+        // Timed if the registration decided so (the env's setting or the definition's, the
+        // decision its binding's `handler_timing` holds too), or a restart carried it over.
+        let observe = attach.observe;
+        assert!(
+            matches!(self.starting, Starting::Defined { .. }),
+            "invariant: a cell is attached once"
+        );
         let has_time_limits = self.ctx.layout.states.has_time_limits();
         if has_time_limits {
             self.gate |= TIME_LIMITED;

@@ -2,7 +2,7 @@
 //! start (`EnvInner::register`; phases 1–4 below, the start step in `coop/start.rs`).
 
 use super::{EnvHandle, EnvInner, SHUTTING_DOWN};
-use crate::agent::cell::{Attach, Defined, Placement, StartTicket};
+use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket};
 use crate::coop::start::{CoopStart, Failed};
 use crate::coop::{Coop, PendingAgent};
 use crate::demand::Demand;
@@ -149,14 +149,19 @@ impl EnvInner {
                 .collect();
             let cell = defined.cell;
             let shared = Arc::clone(cell.shared());
-            let handler_timing = (self.config.observe.time_handlers || cell.times_handlers())
-                .then_some(self.config.handler_sampling);
+            // Timed by the env's setting or its definition: its cell's `TIMED` bit and its
+            // binding say the same.
+            let timed = self.config.observe.time_handlers || cell.times_handlers();
+            let handler_timing = timed.then_some(self.config.handler_sampling);
             let target = self.slab.insert(&shared, |aref| {
                 cell.attach(Attach {
                     id: aref.id(),
                     panic_reaction: reaction,
                     multi: multi_keys,
-                    observe: self.config.observe.clone(),
+                    observe: Observe {
+                        time_handlers: timed,
+                        ..self.config.observe.clone()
+                    },
                     start: StartTicket::Registration {
                         coop: start.clone(),
                         index: u32::try_from(index).unwrap_or(u32::MAX),
