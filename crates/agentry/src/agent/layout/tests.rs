@@ -114,6 +114,9 @@ fn declared(
     (table, states)
 }
 
+/// Handler declarations, in order: a message type and the states it is handled in.
+type Declarations<'a> = &'a [(TypeId, &'a [State])];
+
 /// The layout `declarations` build without expecting anything.
 fn built(extra: &[&'static str], declarations: &[(TypeId, &[State])]) -> Arc<AgentLayout> {
     let (table, states) = declared(MboxId::next(), None, extra, declarations);
@@ -151,7 +154,7 @@ fn a_definition_that_departs_from_the_expected_layout_builds_its_own_equal_to_a_
     let (ping, pong) = (TypeId::of::<Ping>(), TypeId::of::<Pong>());
     let on = State(1);
     let expected = built(&["on"], &[(ping, &[State::DEFAULT]), (pong, &[on])]);
-    let cases: [(&[&'static str], &[(TypeId, &[State])]); 5] = [
+    let cases: [(&[&'static str], Declarations); 5] = [
         // A prefix only.
         (&["on"], &[(ping, &[State::DEFAULT])]),
         // One more subscription.
