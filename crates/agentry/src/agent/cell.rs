@@ -206,7 +206,8 @@ pub(super) fn define_cell<A: Agent>(
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
 ) -> Result<Defined, DefineError> {
-    let mut def = Define::new(me);
+    let expected = at.env.inner().layouts.cached(TypeId::of::<A>());
+    let mut def = Define::new(me, expected);
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
     let (cell, sender) = AgentCell::defined(agent, def, restart, at);
@@ -231,7 +232,7 @@ impl<A: Agent> AgentCell<A> {
             me,
             states,
             hooks,
-            table,
+            mut table,
             insend,
             event_priorities,
             limits,
@@ -242,12 +243,19 @@ impl<A: Agent> AgentCell<A> {
             time_handlers,
             track_depth,
         } = def;
-        let (handler_layout, handlers) = table.finish(&states);
-        let layout = at
-            .env
-            .inner()
-            .layouts
-            .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
+        let (layout, handlers) = match table.take_expected(&states) {
+            // The definition declared its type's cached layout: nothing was built.
+            Some(layout) => (layout, table.into_handlers()),
+            None => {
+                let (handler_layout, handlers) = table.finish(&states);
+                let layout = at
+                    .env
+                    .inner()
+                    .layouts
+                    .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
+                (layout, handlers)
+            }
+        };
         let sender = SenderParts {
             insend,
             event_priorities,
@@ -916,22 +924,29 @@ impl<A: Agent> AgentCell<A> {
 
     /// Enters the initial states and runs `on_start`.
     fn run_start(&mut self) -> Result<(), StartFailure> {
-        let entry = self.ctx.layout.states.entry_path(self.initial);
         self.entered = true;
-        self.ctx.in_transition = true;
-        for s in entry.enters {
-            if let Err(message) = self.enter(s) {
-                self.ctx.in_transition = false;
-                return Err(StartFailure::Panicked(message));
+        let target = if self.ctx.layout.states.is_structured() {
+            let entry = self.ctx.layout.states.entry_path(self.initial);
+            self.ctx.in_transition = true;
+            for s in entry.enters {
+                if let Err(message) = self.enter(s) {
+                    self.ctx.in_transition = false;
+                    return Err(StartFailure::Panicked(message));
+                }
             }
-        }
-        self.ctx.in_transition = false;
-        self.ctx.state = entry.target;
+            self.ctx.in_transition = false;
+            entry.target
+        } else {
+            // No hook, initial substate or time limit: entering the states is taking the
+            // initial one (and nothing is allocated for the path).
+            self.initial
+        };
+        self.ctx.state = target;
         self.ctx
             .mbox
             .shared()
             .state
-            .started(self.ctx.layout.clone(), entry.target.0);
+            .started(self.ctx.layout.clone(), target.0);
         let outcome = match self.catching(|agent, ctx| agent.on_start(ctx)) {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => StartFailure::Error(error),

@@ -1,6 +1,7 @@
 //! `Define<A>`: an agent describes itself (states, subscriptions, limits) at registration.
 
 use super::handlers::{HandlerTable, TypedHandler};
+use super::layout::AgentLayout;
 use super::protocol::{self, Protocol};
 use super::state::{Hook, State, StateTree};
 use super::{Agent, Ctx};
@@ -76,13 +77,18 @@ pub struct Define<A: Agent> {
 }
 
 impl<A: Agent> Define<A> {
-    pub(crate) fn new(me: Mbox) -> Self {
+    /// A definition of the agent whose own mbox is `me`; `expected`: its type's cached layout,
+    /// which its handler table is compared with as it goes (`HandlerTable::expecting`).
+    pub(crate) fn new(me: Mbox, expected: Option<Arc<AgentLayout>>) -> Self {
         let own = me.id();
         Define {
             me,
             states: StateTree::new(),
             hooks: Vec::new(),
-            table: HandlerTable::new(own),
+            table: match expected {
+                Some(layout) => HandlerTable::expecting(own, layout),
+                None => HandlerTable::new(own),
+            },
             insend: InsendTable::default(),
             event_priorities: EventPriorities::default(),
             limits: Vec::new(),
@@ -195,7 +201,7 @@ impl<A: Agent> Define<A> {
     pub fn in_states(&mut self, states: &[State]) -> InStates<'_, A> {
         InStates {
             def: self,
-            states: states.to_vec(),
+            states: Chosen::of(states),
         }
     }
 
@@ -395,7 +401,37 @@ impl<A: Agent> fmt::Debug for Define<A> {
 /// Builder for handlers of the agent's own mbox in chosen states.
 pub struct InStates<'d, A: Agent> {
     def: &'d mut Define<A>,
-    states: Vec<State>,
+    states: Chosen,
+}
+
+/// The states a handler is subscribed in: one (nearly every subscription) inline, so that
+/// `def.on(..)` allocates nothing for it.
+enum Chosen {
+    One(State),
+    Many(Vec<State>),
+}
+
+impl Chosen {
+    fn of(states: &[State]) -> Chosen {
+        match states {
+            [one] => Chosen::One(*one),
+            many => Chosen::Many(many.to_vec()),
+        }
+    }
+
+    fn push(&mut self, state: State) {
+        match self {
+            Chosen::One(one) => *self = Chosen::Many(vec![*one, state]),
+            Chosen::Many(many) => many.push(state),
+        }
+    }
+
+    fn as_slice(&self) -> &[State] {
+        match self {
+            Chosen::One(one) => std::slice::from_ref(one),
+            Chosen::Many(many) => many,
+        }
+    }
 }
 
 impl<'d, A: Agent> InStates<'d, A> {
@@ -418,7 +454,8 @@ impl<'d, A: Agent> InStates<'d, A> {
             });
         }
         let source = self.def.me.id();
-        self.def.add_handler(source, &self.states, handler)?;
+        self.def
+            .add_handler(source, self.states.as_slice(), handler)?;
         Ok(self.def)
     }
 
@@ -538,7 +575,7 @@ impl<'d, A: Agent, T: Send + Sync + 'static> Filtered<'d, A, T> {
 impl<A: Agent> fmt::Debug for InStates<'_, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InStates")
-            .field("states", &self.states)
+            .field("states", &self.states.as_slice())
             .finish_non_exhaustive()
     }
 }

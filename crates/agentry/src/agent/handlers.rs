@@ -32,6 +32,7 @@
 //!   agent and its context, which the handler takes mutably.
 
 use super::Ctx;
+use super::layout::AgentLayout;
 use super::state::{State, StateTree};
 use crate::error::DefineError;
 use crate::ids::MboxId;
@@ -39,6 +40,7 @@ use crate::message::payload::Payload;
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// A handler with its message type erased.
 pub(crate) trait ErasedHandler<A>: Send {
@@ -96,19 +98,27 @@ impl Source {
     }
 }
 
-/// A subscribed (source, type) pair as a definition declares it.
-struct Entry {
-    source: Source,
+/// A subscribed (source, type) pair.
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Key {
     type_id: TypeId,
-    /// Handlers declared directly in a state: (state, index into the handlers).
-    declared: Vec<(State, u32)>,
+    source: Source,
+}
+
+/// A handler declared directly in a state, as a definition declares it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Declared {
+    /// The pair, by its index in the order pairs were first subscribed.
+    pair: u32,
+    state: State,
+    /// The handler's index in the agent's handlers.
+    handler: u32,
 }
 
 /// A subscribed pair in a finished layout.
 #[derive(PartialEq, Debug)]
 struct Pair {
-    type_id: TypeId,
-    source: Source,
+    key: Key,
     /// The next pair in the same slot (in practice: the same type from another source), or
     /// `NONE`.
     next: u32,
@@ -187,10 +197,65 @@ fn slot_of(key: u64, mul: u64, bits: u32) -> usize {
 
 /// The table as a definition builds it: subscriptions to queued (non-insend) handlers.
 /// [`finish`](Self::finish) splits it into its layout and the agent's handlers.
+///
+/// A table made [`expecting`](Self::expecting) its type's cached layout compares each
+/// declaration with that layout's as the definition goes and stores nothing while they are
+/// the same: a definition that declares exactly the cached layout's pairs and handlers
+/// allocates only its handlers ([`take_expected`](Self::take_expected)). The first
+/// declaration that differs copies the matched start out of the layout and goes on alone.
 pub(crate) struct HandlerTable<A: 'static> {
     own: MboxId,
-    entries: Vec<Entry>,
-    handlers: Vec<Box<dyn ErasedHandler<A>>>,
+    /// The pairs in the order first subscribed (empty while `expected` holds them).
+    keys: Vec<Key>,
+    /// Every handler declared in a state, in declaration order (as `keys`).
+    declared: Vec<Declared>,
+    /// The layout the declarations so far match, and how far.
+    expected: Option<Expected>,
+    handlers: Building<A>,
+}
+
+/// How far a definition matches the layout it expects ([`HandlerTable::expecting`]).
+struct Expected {
+    layout: Arc<AgentLayout>,
+    keys: usize,
+    declared: usize,
+}
+
+/// The handler closures as a definition declares them: the first alone, so that a single
+/// handler (most agents) needs no vector.
+enum Building<A: 'static> {
+    None,
+    One(Box<dyn ErasedHandler<A>>),
+    Many(Vec<Box<dyn ErasedHandler<A>>>),
+}
+
+impl<A> Building<A> {
+    fn len(&self) -> usize {
+        match self {
+            Building::None => 0,
+            Building::One(_) => 1,
+            Building::Many(many) => many.len(),
+        }
+    }
+
+    fn push(&mut self, handler: Box<dyn ErasedHandler<A>>) {
+        *self = match std::mem::replace(self, Building::None) {
+            Building::None => Building::One(handler),
+            Building::One(first) => Building::Many(vec![first, handler]),
+            Building::Many(mut many) => {
+                many.push(handler);
+                Building::Many(many)
+            }
+        };
+    }
+
+    fn stored(self) -> Stored<A> {
+        match self {
+            Building::None => Stored::Many(Box::default()),
+            Building::One(one) => Stored::One(one),
+            Building::Many(many) => Stored::Many(many.into_boxed_slice()),
+        }
+    }
 }
 
 impl<A> HandlerTable<A> {
@@ -198,9 +263,74 @@ impl<A> HandlerTable<A> {
     pub(crate) fn new(own: MboxId) -> Self {
         HandlerTable {
             own,
-            entries: Vec::new(),
-            handlers: Vec::new(),
+            keys: Vec::new(),
+            declared: Vec::new(),
+            expected: None,
+            handlers: Building::None,
         }
+    }
+
+    /// An empty table that expects its definition to declare `layout`'s handlers (its type's
+    /// cached layout, `agent/layout.rs`): see the type's docs.
+    pub(crate) fn expecting(own: MboxId, layout: Arc<AgentLayout>) -> Self {
+        HandlerTable {
+            expected: Some(Expected {
+                layout,
+                keys: 0,
+                declared: 0,
+            }),
+            ..HandlerTable::new(own)
+        }
+    }
+
+    /// The pairs subscribed so far.
+    fn keys(&self) -> impl Iterator<Item = Key> + '_ {
+        let (expected, own) = match &self.expected {
+            Some(e) => (&e.layout.handlers.pairs[..e.keys], &[][..]),
+            None => (&[][..], &self.keys[..]),
+        };
+        expected.iter().map(|p| p.key).chain(own.iter().copied())
+    }
+
+    /// The handlers declared in a state so far.
+    fn declared(&self) -> &[Declared] {
+        match &self.expected {
+            Some(e) => &e.layout.handlers.declared[..e.declared],
+            None => &self.declared,
+        }
+    }
+
+    /// Stops expecting: what matched so far is copied out of the expected layout.
+    fn diverge(&mut self) {
+        if let Some(e) = self.expected.take() {
+            let handlers = &e.layout.handlers;
+            self.keys = handlers.pairs[..e.keys].iter().map(|p| p.key).collect();
+            self.declared = handlers.declared[..e.declared].to_vec();
+        }
+    }
+
+    /// Subscribes a new pair; returns its index.
+    fn push_key(&mut self, key: Key) -> usize {
+        if let Some(e) = &mut self.expected {
+            if e.layout.handlers.pairs.get(e.keys).map(|p| p.key) == Some(key) {
+                e.keys += 1;
+                return e.keys - 1;
+            }
+            self.diverge();
+        }
+        self.keys.push(key);
+        self.keys.len() - 1
+    }
+
+    fn push_declared(&mut self, declared: Declared) {
+        if let Some(e) = &mut self.expected {
+            if e.layout.handlers.declared.get(e.declared) == Some(&declared) {
+                e.declared += 1;
+                return;
+            }
+            self.diverge();
+        }
+        self.declared.push(declared);
     }
 
     /// Adds `handler` for (source, type) in each of `states` (one stored handler serves them
@@ -214,13 +344,19 @@ impl<A> HandlerTable<A> {
         handler: Box<dyn ErasedHandler<A>>,
         tree: &StateTree,
     ) -> Result<(), DefineError> {
-        let key = Source::of(source, self.own);
+        let key = Key {
+            type_id,
+            source: Source::of(source, self.own),
+        };
+        let pos = self.position(key);
         for (i, &state) in states.iter().enumerate() {
             tree.check(state)?;
             let declared_twice = states[..i].contains(&state)
-                || self
-                    .position(key, type_id)
-                    .is_some_and(|p| self.entries[p].declared.iter().any(|&(s, _)| s == state));
+                || pos.is_some_and(|p| {
+                    self.declared()
+                        .iter()
+                        .any(|d| d.pair as usize == p && d.state == state)
+                });
             if declared_twice {
                 return Err(DefineError::DuplicateSubscription {
                     mbox: source,
@@ -229,76 +365,102 @@ impl<A> HandlerTable<A> {
                 });
             }
         }
-        let pos = match self.position(key, type_id) {
+        let pair = match pos {
             Some(pos) => pos,
-            None => {
-                self.entries.push(Entry {
-                    source: key,
-                    type_id,
-                    declared: Vec::new(),
-                });
-                self.entries.len() - 1
-            }
+            None => self.push_key(key),
         };
+        let pair = u32::try_from(pair).expect("invariant: fewer than 2^32 subscriptions");
+        let handler_index =
+            u32::try_from(self.handlers.len()).expect("invariant: fewer than 2^32 handlers");
         self.handlers.push(handler);
-        let index =
-            u32::try_from(self.handlers.len() - 1).expect("invariant: fewer than 2^32 handlers");
-        self.entries[pos]
-            .declared
-            .extend(states.iter().map(|&s| (s, index)));
+        for &state in states {
+            self.push_declared(Declared {
+                pair,
+                state,
+                handler: handler_index,
+            });
+        }
         Ok(())
     }
 
     /// True if (source, type) has a handler in some state.
     pub(crate) fn subscribes(&self, source: MboxId, type_id: TypeId) -> bool {
-        self.position(Source::of(source, self.own), type_id)
-            .is_some()
+        self.position(Key {
+            type_id,
+            source: Source::of(source, self.own),
+        })
+        .is_some()
     }
 
     /// How many (source, type) pairs are subscribed, for diagnostics.
     pub(crate) fn subscriptions(&self) -> usize {
-        self.entries.len()
+        self.keys().count()
+    }
+
+    /// The expected layout, if the definition declared exactly its pairs and handlers in a
+    /// tree equal to its `states` (nothing was stored for them): the table keeps only the
+    /// agent's handlers ([`into_handlers`](Self::into_handlers)).
+    pub(crate) fn take_expected(&mut self, states: &StateTree) -> Option<Arc<AgentLayout>> {
+        let e = self.expected.as_ref()?;
+        let all = e.keys == e.layout.handlers.pairs.len()
+            && e.declared == e.layout.handlers.declared.len()
+            && e.layout.states == *states;
+        if !all {
+            return None;
+        }
+        self.expected.take().map(|e| e.layout)
+    }
+
+    /// The agent's handlers, indexed by the layout [`take_expected`](Self::take_expected)
+    /// gave.
+    pub(crate) fn into_handlers(self) -> Handlers<A> {
+        Handlers {
+            own: self.own,
+            handlers: self.handlers.stored(),
+        }
     }
 
     /// Resolves every state's effective handler (`states` is final), builds the type index
     /// and splits the table.
-    pub(crate) fn finish(self, states: &StateTree) -> (HandlerLayout, Handlers<A>) {
+    pub(crate) fn finish(mut self, states: &StateTree) -> (HandlerLayout, Handlers<A>) {
+        self.diverge();
         let HandlerTable {
             own,
-            entries,
+            keys,
+            declared,
+            expected: _,
             handlers,
         } = self;
-        let mut rows = Vec::with_capacity(entries.len() * states.len());
-        for entry in &entries {
+        let mut rows = Vec::with_capacity(keys.len() * states.len());
+        for pair in 0..keys.len() {
             rows.extend((0..states.len()).map(|i| {
                 let s = State(u16::try_from(i).expect("invariant: state count fits u16"));
                 states
                     .self_and_ancestors(s)
                     .find_map(|st| {
-                        entry
-                            .declared
+                        declared
                             .iter()
-                            .find(|(d, _)| *d == st)
-                            .map(|&(_, h)| h)
+                            .find(|d| d.pair as usize == pair && d.state == st)
+                            .map(|d| d.handler)
                     })
                     .unwrap_or(NONE)
             }));
         }
-        let layout = HandlerLayout::index(&entries, rows.into_boxed_slice(), states.len());
+        let layout = HandlerLayout::index(
+            &keys,
+            declared.into_boxed_slice(),
+            rows.into_boxed_slice(),
+            states.len(),
+        );
         let handlers = Handlers {
             own,
-            handlers: match <[_; 1]>::try_from(handlers) {
-                Ok([one]) => Stored::One(one),
-                Err(handlers) => Stored::Many(handlers.into_boxed_slice()),
-            },
+            handlers: handlers.stored(),
         };
         (layout, handlers)
     }
 
-    fn position(&self, source: Source, type_id: TypeId) -> Option<usize> {
-        self.entries
-            .iter()
-            .position(|e| e.type_id == type_id && e.source == source)
+    fn position(&self, key: Key) -> Option<usize> {
+        self.keys().position(|k| k == key)
     }
 }
 
@@ -310,29 +472,35 @@ pub(crate) struct HandlerLayout {
     slots: Box<[u32]>,
     mul: u64,
     bits: u32,
+    /// The pairs in the order the definition first subscribed them.
     pairs: Box<[Pair]>,
+    /// What the definition declared, in its order (compared by the next definition of the
+    /// type, [`HandlerTable::expecting`]).
+    declared: Box<[Declared]>,
     /// Per pair, per state: the effective handler index, or `NONE`.
     rows: Box<[u32]>,
     states: usize,
 }
 
 impl HandlerLayout {
-    /// The layout of `entries` (distinct pairs) with their resolved `rows`.
-    fn index(entries: &[Entry], rows: Box<[u32]>, states: usize) -> HandlerLayout {
-        let mut keys: Vec<u64> = entries.iter().map(|e| type_key(e.type_id)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let (mul, bits) = choose_hash(&keys);
+    /// The layout of the distinct pairs `keys`, `declared` in their states, with their
+    /// resolved `rows`.
+    fn index(
+        keys: &[Key],
+        declared: Box<[Declared]>,
+        rows: Box<[u32]>,
+        states: usize,
+    ) -> HandlerLayout {
+        let mut hashes: Vec<u64> = keys.iter().map(|k| type_key(k.type_id)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let (mul, bits) = choose_hash(&hashes);
         let mut slots = vec![NONE; 1 << bits].into_boxed_slice();
-        let mut pairs: Vec<Pair> = Vec::with_capacity(entries.len());
+        let mut pairs: Vec<Pair> = Vec::with_capacity(keys.len());
         // Chained from the back, so that a key's pairs are walked in declaration order.
-        for (i, entry) in entries.iter().enumerate().rev() {
-            let slot = &mut slots[slot_of(type_key(entry.type_id), mul, bits)];
-            pairs.push(Pair {
-                type_id: entry.type_id,
-                source: entry.source,
-                next: *slot,
-            });
+        for (i, &key) in keys.iter().enumerate().rev() {
+            let slot = &mut slots[slot_of(type_key(key.type_id), mul, bits)];
+            pairs.push(Pair { key, next: *slot });
             *slot = u32::try_from(i).expect("invariant: fewer than 2^32 subscriptions");
         }
         pairs.reverse();
@@ -341,6 +509,7 @@ impl HandlerLayout {
             mul,
             bits,
             pairs: pairs.into_boxed_slice(),
+            declared,
             rows,
             states,
         }
@@ -351,7 +520,7 @@ impl HandlerLayout {
     fn find(&self, source: Source, type_id: TypeId, state: State) -> Option<usize> {
         let mut at = self.slots[slot_of(type_key(type_id), self.mul, self.bits)];
         while let Some(pair) = self.pairs.get(at as usize) {
-            if pair.type_id == type_id && pair.source == source {
+            if pair.key.type_id == type_id && pair.key.source == source {
                 if state.index() >= self.states {
                     return None;
                 }

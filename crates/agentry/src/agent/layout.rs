@@ -7,15 +7,22 @@
 //! nearly all agents of one type come out the same: same states, same subscriptions, same
 //! handler in each state. Kept per agent, that shape is most of an idle agent's memory
 //! (about 600 of 1,400 heap bytes for an agent with one handler). The environment keeps one
-//! layout per agent type; an agent whose definition produced an equal one drops its own
-//! and shares it.
+//! layout per agent type; an agent whose definition declares the same shares it.
+//!
+//! Nor is the shape built only to be found equal: a definition's handler table is compared
+//! with its type's cached layout *as the definition goes* (`HandlerTable::expecting`), and
+//! stores nothing while each declaration matches; a default-only state tree is not stored
+//! either (`StateTree`). An agent whose definition declares its type's layout makes no
+//! allocation for it: its handlers (none for closures that capture nothing) are all it keeps.
 //!
 //! # Ground rules
 //!
 //! - A layout is plain data (names, parents, time limits, type ids, handler and hook
 //!   *indices*); the closures stay with each agent (`Handlers`, `Hooks`), so an agent's
 //!   handlers and hooks are always the ones its own definition gave, whatever it captured.
-//! - Two layouts are shared only if equal in every field, so an agent indexes its own
+//! - Two layouts are shared only if equal in every field (a definition matches the cached
+//!   layout only if it declared the same pairs, in the same states, with the same handler
+//!   indices, in the same order, in an equal state tree), so an agent indexes its own
 //!   handlers and hooks exactly as its definition declared them. The agent's own mbox is
 //!   `Source::Own` in a layout; another mbox (a multi mbox) is named by its id, so agents
 //!   subscribed to different multi mboxes have different layouts.
@@ -60,6 +67,12 @@ pub(crate) struct LayoutCache {
 }
 
 impl LayoutCache {
+    /// The cached layout of the agent type `agent`, if it has one: what its next definition
+    /// is compared with as it goes (`HandlerTable::expecting`).
+    pub(crate) fn cached(&self, agent: TypeId) -> Option<Arc<AgentLayout>> {
+        self.by_type.lock().get(&agent).cloned()
+    }
+
     /// The layout an agent of type `agent` is to use: the cached one if equal to `layout`,
     /// else `layout` itself (cached if the type has none yet).
     pub(crate) fn share(&self, agent: TypeId, layout: AgentLayout) -> Arc<AgentLayout> {

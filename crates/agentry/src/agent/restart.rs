@@ -188,7 +188,7 @@ impl<A: Agent> Suspended<A> {
         let factory = &mut self.restart.factory;
         let mut agent =
             catch_unwind(AssertUnwindSafe(factory)).map_err(|_| "the factory panicked")?;
-        let mut def = Define::new(self.mbox.clone());
+        let mut def = Define::new(self.mbox.clone(), None);
         let check = self.restart.check;
         match catch_unwind(AssertUnwindSafe(|| {
             agent.define(&mut def)?;

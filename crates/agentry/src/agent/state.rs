@@ -35,7 +35,7 @@ pub(crate) type Hook<A> = Box<dyn Fn(&mut A, &mut Ctx<A>) + Send>;
 /// names them by index).
 pub(crate) type Hooks<A> = Box<[Hook<A>]>;
 
-#[derive(PartialEq)]
+#[derive(PartialEq, Clone)]
 struct Node {
     name: Cow<'static, str>,
     parent: Option<State>,
@@ -48,13 +48,33 @@ struct Node {
     on_exit: Option<u32>,
 }
 
-/// All states of one agent.
-#[derive(PartialEq)]
+/// The tree of an agent that declared no state and no hook: its default state alone.
+static DEFAULT_ONLY: [Node; 1] = [Node {
+    name: Cow::Borrowed("default"),
+    parent: None,
+    depth: 0,
+    initial_substate: None,
+    time_limit: None,
+    on_enter: None,
+    on_exit: None,
+}];
+
+/// All states of one agent. The default state alone (most agents) is [`DEFAULT_ONLY`], not
+/// stored: a definition that declares no state allocates nothing for its tree.
 pub(crate) struct StateTree {
+    /// Every state, the default first; empty while the default is the only one and has no
+    /// hook (read through [`nodes`](Self::nodes)).
     nodes: Vec<Node>,
     /// True once any state has a hook, an initial substate or a time limit: transitions must
     /// then walk the tree; otherwise a transition only switches the state index.
     structured: bool,
+}
+
+/// Equal if the states are (whether the default alone is stored or not).
+impl PartialEq for StateTree {
+    fn eq(&self, other: &StateTree) -> bool {
+        self.structured == other.structured && self.nodes() == other.nodes()
+    }
 }
 
 /// The hooks to run for one transition, in order.
@@ -70,27 +90,35 @@ pub(crate) struct Transition {
 
 impl StateTree {
     pub(crate) fn new() -> Self {
-        let default = Node {
-            name: Cow::Borrowed("default"),
-            parent: None,
-            depth: 0,
-            initial_substate: None,
-            time_limit: None,
-            on_enter: None,
-            on_exit: None,
-        };
         StateTree {
-            nodes: vec![default],
+            nodes: Vec::new(),
             structured: false,
         }
     }
 
+    /// Every state, the default first.
+    fn nodes(&self) -> &[Node] {
+        if self.nodes.is_empty() {
+            &DEFAULT_ONLY
+        } else {
+            &self.nodes
+        }
+    }
+
+    /// Every state, stored (the default is stored on the first change).
+    fn nodes_mut(&mut self) -> &mut Vec<Node> {
+        if self.nodes.is_empty() {
+            self.nodes.extend(DEFAULT_ONLY.iter().map(Node::clone));
+        }
+        &mut self.nodes
+    }
+
     pub(crate) fn len(&self) -> usize {
-        self.nodes.len()
+        self.nodes().len()
     }
 
     pub(crate) fn contains(&self, s: State) -> bool {
-        s.index() < self.nodes.len()
+        s.index() < self.len()
     }
 
     pub(crate) fn check(&self, s: State) -> Result<(), DefineError> {
@@ -109,9 +137,9 @@ impl StateTree {
         if let Some(p) = parent {
             self.check(p)?;
         }
-        let index = u16::try_from(self.nodes.len()).map_err(|_| DefineError::TooManyStates)?;
-        let depth = parent.map_or(0, |p| self.nodes[p.index()].depth + 1);
-        self.nodes.push(Node {
+        let index = u16::try_from(self.len()).map_err(|_| DefineError::TooManyStates)?;
+        let depth = parent.map_or(0, |p| self.nodes()[p.index()].depth + 1);
+        self.nodes_mut().push(Node {
             name,
             parent,
             depth,
@@ -124,11 +152,11 @@ impl StateTree {
     }
 
     pub(crate) fn name(&self, s: State) -> &str {
-        self.nodes.get(s.index()).map_or("<unknown>", |n| &n.name)
+        self.nodes().get(s.index()).map_or("<unknown>", |n| &n.name)
     }
 
     pub(crate) fn parent(&self, s: State) -> Option<State> {
-        self.nodes[s.index()].parent
+        self.nodes()[s.index()].parent
     }
 
     pub(crate) fn set_initial_substate(
@@ -138,13 +166,13 @@ impl StateTree {
     ) -> Result<(), DefineError> {
         self.check(parent)?;
         self.check(child)?;
-        if self.nodes[child.index()].parent != Some(parent) {
+        if self.nodes()[child.index()].parent != Some(parent) {
             return Err(DefineError::NotASubstate {
                 parent: self.name(parent).to_owned(),
                 child: self.name(child).to_owned(),
             });
         }
-        self.nodes[parent.index()].initial_substate = Some(child);
+        self.nodes_mut()[parent.index()].initial_substate = Some(child);
         self.structured = true;
         Ok(())
     }
@@ -152,7 +180,7 @@ impl StateTree {
     /// `hook`: its index in the agent's [`Hooks`].
     pub(crate) fn set_on_enter(&mut self, s: State, hook: u32) -> Result<(), DefineError> {
         self.check(s)?;
-        let node = &mut self.nodes[s.index()];
+        let node = &mut self.nodes_mut()[s.index()];
         if node.on_enter.is_some() {
             return Err(DefineError::DuplicateHook {
                 hook: HookKind::Enter,
@@ -167,7 +195,7 @@ impl StateTree {
     /// `hook`: its index in the agent's [`Hooks`].
     pub(crate) fn set_on_exit(&mut self, s: State, hook: u32) -> Result<(), DefineError> {
         self.check(s)?;
-        let node = &mut self.nodes[s.index()];
+        let node = &mut self.nodes_mut()[s.index()];
         if node.on_exit.is_some() {
             return Err(DefineError::DuplicateHook {
                 hook: HookKind::Exit,
@@ -189,7 +217,7 @@ impl StateTree {
     ) -> Result<(), DefineError> {
         self.check(state)?;
         self.check(then)?;
-        let node = &mut self.nodes[state.index()];
+        let node = &mut self.nodes_mut()[state.index()];
         if node.time_limit.is_some() {
             return Err(DefineError::DuplicateTimeLimit(node.name.to_string()));
         }
@@ -199,12 +227,12 @@ impl StateTree {
     }
 
     pub(crate) fn time_limit(&self, s: State) -> Option<(Duration, State)> {
-        self.nodes[s.index()].time_limit
+        self.nodes()[s.index()].time_limit
     }
 
     /// True if any state has a time limit.
     pub(crate) fn has_time_limits(&self) -> bool {
-        self.nodes.iter().any(|n| n.time_limit.is_some())
+        self.nodes().iter().any(|n| n.time_limit.is_some())
     }
 
     /// False if no state has a hook, an initial substate or a time limit (transitions are a
@@ -215,12 +243,12 @@ impl StateTree {
 
     /// The index of `s`'s on_enter hook in the agent's [`Hooks`].
     pub(crate) fn on_enter(&self, s: State) -> Option<usize> {
-        self.nodes[s.index()].on_enter.map(|i| i as usize)
+        self.nodes()[s.index()].on_enter.map(|i| i as usize)
     }
 
     /// The index of `s`'s on_exit hook in the agent's [`Hooks`].
     pub(crate) fn on_exit(&self, s: State) -> Option<usize> {
-        self.nodes[s.index()].on_exit.map(|i| i as usize)
+        self.nodes()[s.index()].on_exit.map(|i| i as usize)
     }
 
     /// `s` followed by its ancestors up to the root.
@@ -230,7 +258,7 @@ impl StateTree {
 
     /// Follows initial substates down from `s`.
     pub(crate) fn settle(&self, mut s: State) -> State {
-        while let Some(child) = self.nodes[s.index()].initial_substate {
+        while let Some(child) = self.nodes()[s.index()].initial_substate {
             s = child;
         }
         s
@@ -252,7 +280,8 @@ impl StateTree {
         let mut enters = Vec::new();
         // Walk both sides up to equal depth, then together, until they meet (or both leave
         // the tree: the states are in different top-level subtrees).
-        let depth = |s: Option<State>| s.map_or(-1i32, |s| i32::from(self.nodes[s.index()].depth));
+        let depth =
+            |s: Option<State>| s.map_or(-1i32, |s| i32::from(self.nodes()[s.index()].depth));
         while depth(a) > depth(b) {
             let s = a.expect("invariant: deeper side is a state");
             exits.push(s);

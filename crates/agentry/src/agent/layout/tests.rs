@@ -80,3 +80,111 @@ fn layouts_of_different_agent_types_are_not_mixed() {
     let b = cache.share(TypeId::of::<Ping>(), layout(MboxId::next(), &[], &ping));
     assert!(!Arc::ptr_eq(&a, &b));
 }
+
+/// A table of `Agent` whose own mbox is `own`, expecting `expected` if given, with one
+/// handler per `(type, states)` declaration, in order; and the tree it was declared in (the
+/// default state, plus `extra`).
+fn declared(
+    own: MboxId,
+    expected: Option<&Arc<AgentLayout>>,
+    extra: &[&'static str],
+    declarations: &[(TypeId, &[State])],
+) -> (HandlerTable<Agent>, StateTree) {
+    let mut states = StateTree::new();
+    for name in extra {
+        states.add(Cow::Borrowed(*name), None).expect("state");
+    }
+    let mut table = match expected {
+        Some(layout) => HandlerTable::expecting(own, Arc::clone(layout)),
+        None => HandlerTable::new(own),
+    };
+    for &(type_id, in_states) in declarations {
+        let handler = TypedHandler::new(|_: &mut Agent, _: &mut Ctx<Agent>, _: Ping| {});
+        table
+            .add(
+                own,
+                type_id,
+                "message",
+                in_states,
+                Box::new(handler),
+                &states,
+            )
+            .expect("subscribe");
+    }
+    (table, states)
+}
+
+/// Handler declarations, in order: a message type and the states it is handled in.
+type Declarations<'a> = &'a [(TypeId, &'a [State])];
+
+/// The layout `declarations` build without expecting anything.
+fn built(extra: &[&'static str], declarations: &[(TypeId, &[State])]) -> Arc<AgentLayout> {
+    let (table, states) = declared(MboxId::next(), None, extra, declarations);
+    let (handlers, _) = table.finish(&states);
+    Arc::new(AgentLayout::new(states, handlers))
+}
+
+#[test]
+fn a_definition_that_declares_the_expected_layout_gets_it_without_building_one() {
+    let (ping, pong) = (TypeId::of::<Ping>(), TypeId::of::<Pong>());
+    let on = State(1);
+    let decls: &[(TypeId, &[State])] = &[(ping, &[State::DEFAULT, on]), (pong, &[on])];
+    let expected = built(&["on"], decls);
+    // Another agent of the type (another own mbox: `Source::Own` in both).
+    let own = MboxId::next();
+    let (mut table, states) = declared(own, Some(&expected), &["on"], decls);
+    assert_eq!(table.subscriptions(), 2);
+    let layout = table.take_expected(&states).expect("the same declarations");
+    assert!(Arc::ptr_eq(&layout, &expected));
+    // Its handlers are indexed as the layout says.
+    let handlers = table.into_handlers();
+    let found = |t, s| handlers.lookup(&layout.handlers, own, t, s).is_some();
+    assert!(found(ping, State::DEFAULT) && found(ping, on) && found(pong, on));
+    assert!(!found(pong, State::DEFAULT));
+    // Another mbox's message of a subscribed type is not the own mbox's.
+    assert!(
+        handlers
+            .lookup(&layout.handlers, MboxId::next(), ping, on)
+            .is_none()
+    );
+}
+
+#[test]
+fn a_definition_that_departs_from_the_expected_layout_builds_its_own_equal_to_a_fresh_one() {
+    let (ping, pong) = (TypeId::of::<Ping>(), TypeId::of::<Pong>());
+    let on = State(1);
+    let expected = built(&["on"], &[(ping, &[State::DEFAULT]), (pong, &[on])]);
+    let cases: [(&[&'static str], Declarations); 5] = [
+        // A prefix only.
+        (&["on"], &[(ping, &[State::DEFAULT])]),
+        // One more subscription.
+        (
+            &["on"],
+            &[
+                (ping, &[State::DEFAULT]),
+                (pong, &[on]),
+                (pong, &[State::DEFAULT]),
+            ],
+        ),
+        // Another state for the second handler.
+        (
+            &["on"],
+            &[(ping, &[State::DEFAULT]), (pong, &[State::DEFAULT])],
+        ),
+        // The other order.
+        (&["on"], &[(pong, &[on]), (ping, &[State::DEFAULT])]),
+        // The same declarations in another tree.
+        (&["on", "off"], &[(ping, &[State::DEFAULT]), (pong, &[on])]),
+    ];
+    for (extra, decls) in cases {
+        let (mut table, states) = declared(MboxId::next(), Some(&expected), extra, decls);
+        assert!(
+            table.take_expected(&states).is_none(),
+            "{decls:?} in {extra:?}"
+        );
+        let (handlers, _) = table.finish(&states);
+        let own = AgentLayout::new(states, handlers);
+        assert!(own.same_as(&built(extra, decls)), "{decls:?} in {extra:?}");
+        assert!(!own.same_as(&expected));
+    }
+}
