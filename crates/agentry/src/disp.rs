@@ -85,7 +85,7 @@ mod worker_of;
 pub use active_group::{ActiveGroupBuilder, ActiveGroupDispatcher};
 pub use active_obj::{ActiveObjBuilder, ActiveObjDispatcher};
 pub(crate) use batch_end::batch;
-pub use batch_end::{BatchEnd, at_batch_end};
+pub use batch_end::{BatchEnd, at_batch_end, run_batch_end_hooks};
 pub use engine::Driver;
 pub(crate) use engine::serves_a_queue;
 pub use host::DispatcherEnv;
@@ -98,7 +98,7 @@ pub use prio_one_thread::{PrioOneThreadBuilder, PrioOneThreadDispatcher};
 /// thread blocks: a dispatcher thread runs the end-of-batch hooks registered so far
 /// (`batch_end.rs`) and hands over what it holds (the pool's affinity).
 pub(crate) fn before_blocking() {
-    batch_end::run_hooks();
+    batch_end::run_batch_end_hooks();
     thread_pool::before_blocking();
 }
 pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};

@@ -23,8 +23,9 @@
 //! - **Blocking waits.** Before agentry's own blocking waits on a dispatcher thread (a
 //!   synchronous request, a message chain's receive: `disp::before_blocking`) the hooks
 //!   registered so far run, so nothing a handler deferred waits for the handler to return
-//!   while the handler waits for its answer. A handler that blocks in some other way holds
-//!   its deferred work back until it returns.
+//!   while the handler waits for its answer; a blocking wait of another crate calls
+//!   [`run_batch_end_hooks`] first (agentry-remote's `RemoteMbox::request` does). A
+//!   handler that blocks in some other way holds its deferred work back until it returns.
 //! - **What a hook may do.** Anything a non-blocking piece of code on a dispatcher thread
 //!   may: send messages (they are served in a later batch), write to a socket. It should
 //!   not block for long (the thread's agents wait). A hook runs outside the batch: an
@@ -82,15 +83,16 @@ pub(crate) fn batch<R>(serve: impl FnOnce() -> R) -> R {
     let result = serve();
     STATE.with(|s| s.in_batch.set(outer));
     if !outer {
-        run_hooks();
+        run_batch_end_hooks();
     }
     result
 }
 
-/// Runs the hooks registered so far on this thread (the end of a batch, or a blocking wait
-/// inside one); cheap when there are none.
+/// Runs the end-of-batch hooks registered so far on this thread: the end of a batch, or a
+/// blocking wait inside one (call it before blocking a dispatcher thread until another
+/// process or thread answers). Cheap when there are none; does nothing off a batch.
 #[inline]
-pub(crate) fn run_hooks() {
+pub fn run_batch_end_hooks() {
     if STATE.with(|s| s.hooks.borrow().is_empty()) {
         return;
     }

@@ -194,7 +194,7 @@ fn check_done(log: &Log) -> bool {
 fn registering_off_a_dispatcher_thread_is_refused() {
     let log = Arc::new(Log::default());
     assert!(!at_batch_end(&hook(&log)));
-    super::run_hooks();
+    super::run_batch_end_hooks();
     assert_eq!(log.hooks(), 0, "nothing was kept to run");
 }
 
