@@ -12,16 +12,20 @@
 //!   connection; a connecting link has one supervisor thread that dials, handshakes and then
 //!   reads. A reader decodes frames and dispatches them inline (delivery to local mboxes,
 //!   request routing, reply completion) — no extra hop.
-//! - **Writes: a lone message is written by its sender, a burst by the writer thread.**
-//!   Whoever writes takes the writer role (one at a time), drains the outbound buffer in
-//!   batches, encodes each batch into one byte buffer and writes it with one syscall, and
-//!   re-checks the buffer after releasing the role. A push into an empty buffer more than
-//!   `LINGER` (5 µs) after the previous push of any kind (a lone request, K = 1) is written
-//!   at once on the sender's thread — no thread hop; a push that follows closely (a burst
-//!   from a handler, or replies to a batch of requests) wakes the link's writer thread
-//!   instead, which then takes everything that accumulated in one write. A writer may
-//!   block while the socket buffer is full, at most the heartbeat timeout; then the
-//!   connection is considered dead.
+//! - **Writes: what a batch of handlers sent leaves at the end of the batch, on their
+//!   thread.** Whoever writes takes the writer role (one at a time), drains the outbound
+//!   buffer in batches, encodes each batch into one byte buffer and writes it with one
+//!   syscall, and re-checks the buffer after releasing the role. A push made while a
+//!   dispatcher thread serves a batch of demands (a handler's send, request or reply)
+//!   registers the link's flush with that batch (`agentry::disp::at_batch_end`): once the
+//!   batch's last handler has returned (or before one blocks in an agentry request), the
+//!   dispatcher thread writes everything buffered in one write — no thread hop, no wake-up
+//!   per message, no timing guess. A push from any other thread: into an empty buffer more
+//!   than `LINGER` (5 µs) after the previous such push (a lone message) it is written at
+//!   once on the sender's thread; one that follows closely (a burst) wakes the link's
+//!   writer thread instead, which then takes everything that accumulated in one write. A
+//!   writer — a dispatcher thread too — may block while the socket buffer is full, at most
+//!   the heartbeat timeout; then the connection is considered dead.
 //! - **Heartbeats.** The reader wakes every heartbeat interval; if nothing was written for
 //!   an interval it sends a Heartbeat frame (through the writer role, ahead of data); if
 //!   nothing was read for the heartbeat timeout, the connection is closed
@@ -80,9 +84,9 @@ const BATCH: usize = 1024;
 const FRAME_OVERHEAD: usize = 1280;
 /// Largest Hello frame accepted.
 const MAX_HELLO: usize = 1024;
-/// Pushes closer together than this are left to the writer thread (batched). A burst from
-/// a handler pushes every microsecond or so; a lone request follows the previous one by a
-/// round trip (≥ 10 µs even over loopback).
+/// Pushes from outside a dispatcher batch closer together than this are left to the writer
+/// thread (batched). A burst from a loop pushes every microsecond or so; a lone request
+/// follows the previous one by a round trip (≥ 10 µs even over loopback).
 const LINGER_NANOS: u64 = 5_000;
 
 struct Conn {
@@ -118,7 +122,7 @@ pub(crate) struct LinkShared {
     current: Mutex<Option<Arc<Conn>>>,
     writer: Mutex<WriterState>,
     writer_idle: Condvar,
-    /// Nanoseconds since the epoch of the last push.
+    /// Nanoseconds since the epoch of the last push made outside a dispatcher batch.
     last_push: AtomicU64,
     /// The writer thread has work (set by a burst, cleared by the thread).
     writer_kick: Mutex<bool>,
@@ -545,11 +549,15 @@ impl LinkShared {
         self.write_pending();
     }
 
-    /// Called after every push (on the pushing thread). A push into an empty buffer that
-    /// follows the previous push by at least `LINGER` is a lone envelope, written at once;
-    /// one that follows closely is part of a burst and wakes the writer thread (see the
-    /// ground rules).
-    pub(crate) fn on_push(&self, was_empty: bool) {
+    /// Called after every push (on the pushing thread). Inside a dispatcher batch, the
+    /// link's flush is left to the batch's end. Elsewhere, a push into an empty buffer that
+    /// follows the previous such push by at least `LINGER` is a lone envelope, written at
+    /// once; one that follows closely is part of a burst and wakes the writer thread (see
+    /// the ground rules).
+    pub(crate) fn on_push(self: &Arc<Self>, was_empty: bool) {
+        if agentry::disp::at_batch_end(self) {
+            return;
+        }
         let now = self.now_nanos();
         let last = self.last_push.swap(now, Ordering::Relaxed);
         if !was_empty {
@@ -727,6 +735,13 @@ impl LinkShared {
             }
         }
         tracing::debug!(gateway = %self.core.gateway_id, "link closed");
+    }
+}
+
+/// The end of a dispatcher batch in which handlers pushed: write what they sent.
+impl agentry::disp::BatchEnd for LinkShared {
+    fn batch_ended(&self) {
+        self.write_pending();
     }
 }
 

@@ -171,6 +171,8 @@ impl RemoteMbox {
                 Refused::Closed => RequestError::Closed,
             });
         }
+        // A handler's request may wait at the end of its batch (the link): send it first.
+        agentry::disp::run_batch_end_hooks();
         let outcome = match slot.wait(Instant::now().checked_add(timeout)) {
             Some(o) => o,
             None => match self.core.pending.remove(corr) {

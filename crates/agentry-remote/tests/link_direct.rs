@@ -431,3 +431,195 @@ fn two_processes_talk_over_the_link() {
 
 #[allow(dead_code)]
 fn _unused(_: DecodeError) {}
+
+/// Sends `n` Pings to `out` from its handler, says so, then waits for the test's go before
+/// it returns (a wait agentry does not know of: the batch stays open).
+struct Burster {
+    out: agentry_remote::RemoteMbox,
+    n: u32,
+    sent: std::sync::mpsc::Sender<()>,
+    go: std::sync::mpsc::Receiver<()>,
+}
+
+impl Agent for Burster {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|b: &mut Burster, _: &mut Ctx<Burster>, Stop| {
+            for i in 0..b.n {
+                b.out.send(Ping(i)).expect("buffered");
+            }
+            b.sent.send(()).expect("test waits");
+            b.go.recv_timeout(WAIT).expect("go");
+        })?;
+        Ok(())
+    }
+}
+
+/// A burster on `gateway`'s side; returns its mbox, "sent" and "go".
+fn burster(
+    h: &EnvHandle,
+    gateway: &Gateway,
+    n: u32,
+) -> (
+    agentry::Mbox,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::Sender<()>,
+) {
+    let (sent_tx, sent) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let b = Burster {
+        out: gateway.mbox("out").expect("name"),
+        n,
+        sent: sent_tx,
+        go: go_rx,
+    };
+    (register(h, b), sent, go)
+}
+
+/// The Pings of the Message frames at the front of `p`'s buffer, without reading more.
+fn buffered_pings(p: &mut RawPeer) -> usize {
+    let mut n = 0;
+    while let Some((body, used)) = frame::split(&p.buf) {
+        assert!(matches!(
+            Frame::decode(body),
+            Ok(Frame::Message {
+                subject: "batch.v1.m.out",
+                ..
+            })
+        ));
+        p.buf.drain(..used);
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn what_a_handler_sends_leaves_in_one_write_when_its_batch_ends() {
+    let env = env();
+    let h = env.handle();
+    let server = builder("batch")
+        .heartbeat(Duration::from_secs(30), Duration::from_secs(60))
+        .listen_link(h, "127.0.0.1:0")
+        .expect("listening");
+    let mut p = RawPeer::connect(server.local_addr().expect("bound"), "batch");
+    assert!(matches!(
+        Frame::decode(&p.next_body()),
+        Ok(Frame::Hello { .. })
+    ));
+    assert!(server.wait_connected(WAIT));
+    let (mbox, sent, go) = burster(h, &server, 20);
+    mbox.send(Stop);
+    sent.recv_timeout(WAIT).expect("the handler sent");
+    // The handler has sent but not returned: nothing is on the wire yet.
+    p.s.set_read_timeout(Some(Duration::from_millis(150)))
+        .expect("timeout");
+    let mut chunk = [0u8; 1];
+    let early = p.s.read(&mut chunk);
+    assert!(
+        matches!(&early, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "nothing is written before the batch ends: {early:?}"
+    );
+    assert_eq!(server.stats().buffered, 20);
+    go.send(()).expect("go");
+    // All 20 frames come in one write: the first read holds them all.
+    p.s.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut chunk = vec![0u8; 64 * 1024];
+    let n = p.s.read(&mut chunk).expect("read");
+    p.buf.extend_from_slice(&chunk[..n]);
+    assert_eq!(buffered_pings(&mut p), 20, "one write, one read");
+    assert!(eventually(|| server.stats().sent == 20));
+    h.stop();
+    env.run();
+}
+
+#[test]
+fn sends_of_a_batch_whose_connection_dropped_wait_for_the_next_one() {
+    let env = env();
+    let h = env.handle();
+    let server = listen(h, "batch");
+    let addr = server.local_addr().expect("bound");
+    let mut p = RawPeer::connect(addr, "batch");
+    p.next_body();
+    assert!(server.wait_connected(WAIT));
+    let (mbox, sent, go) = burster(h, &server, 30);
+    mbox.send(Stop);
+    sent.recv_timeout(WAIT).expect("the handler sent");
+    drop(p);
+    assert!(eventually(|| !server.is_connected()));
+    go.send(()).expect("go");
+    // The batch ended with no connection: nothing written, nothing lost, all buffered.
+    assert!(eventually(|| server.stats().buffered == 30));
+    let s = server.stats();
+    assert_eq!((s.sent, s.lost(), s.lost_in_flight), (0, 0, 0));
+    let mut p = RawPeer::connect(addr, "batch");
+    p.next_body();
+    let mut got = 0;
+    while got < 30 {
+        let body = p.next_body();
+        match Frame::decode(&body).expect("valid frame") {
+            Frame::Message { payload, .. } => {
+                assert_eq!(payload, postcard_ping(got), "in order");
+                got += 1;
+            }
+            Frame::Heartbeat | Frame::Hello { .. } => {}
+        }
+    }
+    assert!(eventually(|| server.stats().sent == 30));
+    assert_eq!(server.stats().lost(), 0);
+    h.stop();
+    env.run();
+}
+
+/// `Ping(i)` as its payload on the wire.
+fn postcard_ping(i: u32) -> Vec<u8> {
+    postcard::to_allocvec(&Ping(i)).expect("encodes")
+}
+
+/// Asks `calc` from its handler with a blocking request, and reports the outcome.
+struct Asker {
+    calc: agentry_remote::RemoteMbox,
+    out: std::sync::mpsc::Sender<(Result<Sum, RequestError>, Duration)>,
+}
+
+impl Agent for Asker {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|a: &mut Asker, _: &mut Ctx<Asker>, Stop| {
+            let t = std::time::Instant::now();
+            let r = a.calc.request::<Add, Sum>(Add { a: 2, b: 3 }, WAIT);
+            a.out.send((r, t.elapsed())).expect("test waits");
+        })?;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_handlers_blocking_request_is_written_before_it_waits() {
+    let env = env();
+    let h = env.handle();
+    let server = listen(h, "ask");
+    server
+        .serve::<Add, Sum>("calc", &register(h, Adder))
+        .expect("serve");
+    // No heartbeat for 30 s: only the request's own flush can send it in time.
+    let client = builder("ask")
+        .heartbeat(Duration::from_secs(30), Duration::from_secs(60))
+        .connect_link(h, server.local_addr().expect("bound"))
+        .expect("connected");
+    let (tx, rx) = std::sync::mpsc::channel();
+    // On a thread of its own: the adder, on the default dispatcher, answers meanwhile.
+    let own = agentry::disp::OneThreadDispatcher::new(h, "asker").expect("dispatcher");
+    let mut coop = h.new_coop();
+    let asker = coop.add_with(
+        Asker {
+            calc: client.mbox("calc").expect("name"),
+            out: tx,
+        },
+        &own.binder(),
+    );
+    h.register_coop(coop).expect("registered");
+    asker.send(Stop);
+    let (r, took) = rx.recv_timeout(WAIT).expect("answered");
+    assert_eq!(r, Ok(Sum(5)));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    h.stop();
+    env.run();
+}

@@ -70,6 +70,7 @@
 
 mod active_group;
 mod active_obj;
+mod batch_end;
 mod engine;
 mod event_lanes;
 #[allow(unsafe_code)]
@@ -83,6 +84,8 @@ mod worker_of;
 
 pub use active_group::{ActiveGroupBuilder, ActiveGroupDispatcher};
 pub use active_obj::{ActiveObjBuilder, ActiveObjDispatcher};
+pub(crate) use batch_end::batch;
+pub use batch_end::{BatchEnd, at_batch_end, run_batch_end_hooks};
 pub use engine::Driver;
 pub(crate) use engine::serves_a_queue;
 pub use host::DispatcherEnv;
@@ -90,9 +93,14 @@ pub(crate) use host::DispatcherHost;
 pub(crate) use host::sealed::{Host, HostOf};
 pub use one_thread::{OneThreadBuilder, OneThreadDispatcher};
 pub use prio_one_thread::{PrioOneThreadBuilder, PrioOneThreadDispatcher};
+
 /// Called by agentry's own blocking waits (a request, a chain receive) before the calling
-/// thread blocks: a dispatcher thread hands over what it holds (the pool's affinity).
-pub(crate) use thread_pool::before_blocking;
+/// thread blocks: a dispatcher thread runs the end-of-batch hooks registered so far
+/// (`batch_end.rs`) and hands over what it holds (the pool's affinity).
+pub(crate) fn before_blocking() {
+    batch_end::run_batch_end_hooks();
+    thread_pool::before_blocking();
+}
 pub use thread_pool::{Fifo, ThreadPoolBuilder, ThreadPoolDispatcher};
 pub(crate) use worker_of::{is_worker_of, mark_worker_of, on_a_dispatcher_thread};
 

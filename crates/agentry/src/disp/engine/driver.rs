@@ -58,11 +58,12 @@ impl Driver {
         })
     }
 
-    /// Runs one round of queued demands (up to a batch from each part of the queue); returns
-    /// how many ran.
+    /// Runs one round of queued demands (up to a batch from each part of the queue), then the
+    /// end-of-batch hooks its handlers registered ([`at_batch_end`](crate::disp::at_batch_end));
+    /// returns how many ran.
     pub fn run(&mut self) -> usize {
         let before = self.server.handled();
-        self.server.serve();
+        crate::disp::batch(|| self.server.serve());
         self.server.publish();
         usize::try_from(self.server.handled() - before).unwrap_or(usize::MAX)
     }
@@ -80,7 +81,7 @@ impl Driver {
         let Some(demand) = next else {
             return false;
         };
-        self.server.run_observed(demand, observer);
+        crate::disp::batch(|| self.server.run_observed(demand, observer));
         self.server.publish();
         true
     }

@@ -15,7 +15,7 @@ pub(crate) fn run(queue: Arc<Queue>, env_address: usize) {
     crate::disp::mark_worker_of(env_address);
     let backoff = Backoff::new();
     loop {
-        if server.serve() {
+        if crate::disp::batch(|| server.serve()) {
             server.publish();
             backoff.reset();
             continue;

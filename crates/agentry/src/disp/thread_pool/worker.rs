@@ -29,7 +29,7 @@ pub(super) fn run(
                 }
             }
             backoff.reset();
-            run_queue(&pool, index, queue, &slab);
+            crate::disp::batch(|| run_queue(&pool, index, queue, &slab));
             continue;
         }
         if pool.is_closed() {
