@@ -19,7 +19,7 @@
 //! ```
 
 use agentry::testing::{Scenario, TestEnv, TestError, Trigger};
-use agentry::{Agent, Ctx, Define, DefineError, Mchain, State, TimerHandle, UserError};
+use agentry::{Agent, Ctx, Define, DefineError, State, TimerHandle, UserError, mchain::Mchain};
 use std::time::Duration;
 
 const PATIENCE: Duration = Duration::from_secs(15);

@@ -633,7 +633,7 @@ impl EnvHandle {
     }
 
     /// Sends `message` to `to` — an [`Mbox`], a [`MultiMbox`] or an
-    /// [`Mchain`](crate::Mchain) — after `delay`. Dropping the returned handle cancels it.
+    /// [`Mchain`](crate::mchain::Mchain) — after `delay`. Dropping the returned handle cancels it.
     ///
     /// # Panics
     ///

@@ -163,7 +163,6 @@ pub use crate::{
     ids::{AgentId, CoopId, MboxId, WatchId},
     limit::{Overload, Transformed},
     mbox::{InsendCtx, Mbox, MultiMbox, Recipient},
-    mchain::{ChainStats, Mchain},
     message::Undelivered,
     panic_reaction::PanicReaction,
     priority::Priority,
