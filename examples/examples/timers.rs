@@ -18,7 +18,7 @@
 //! ```
 
 use agentry::{
-    Agent, Ctx, Define, DefineError, Env, EnvStats, TimerHandle, UserError, mchain::Mchain,
+    Agent, Ctx, Define, DefineError, Env, EnvStats, UserError, mchain::Mchain, timer::TimerHandle,
 };
 use std::time::Duration;
 

@@ -170,6 +170,5 @@ pub use crate::{
     reason::{DeregReason, ExitReason},
     request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, AgentTypeStats, EnvStats, HandlerSampling, HandlerTimes, Tracked},
-    timer::{Clock, ManualClock, TimerHandle},
     watch::{Terminated, WatchTarget},
 };

@@ -1,7 +1,7 @@
 //! The testing kit: deterministic, single-threaded tests of agents on virtual time.
 //!
 //! A [`TestEnv`] is an environment whose default dispatcher is driven by the test's own
-//! thread and whose timers run on a [`ManualClock`](crate::ManualClock) only it moves. Nothing
+//! thread and whose timers run on a [`ManualClock`](crate::timer::ManualClock) only it moves. Nothing
 //! runs behind the test's back: a demand runs when the test calls [`step`](TestEnv::step),
 //! [`run_until_idle`](TestEnv::run_until_idle) or one of the waiting helpers, and virtual time
 //! passes only in [`advance`](TestEnv::advance) (or [`jump`](TestEnv::jump)), so a test

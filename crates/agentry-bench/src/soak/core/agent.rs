@@ -9,7 +9,7 @@ use crate::soak::provoked::Provoker;
 use agentry::limit::Transformed;
 use agentry::{
     Agent, Ctx, Define, DefineError, DeregReason, InsendCtx, MultiMbox, Overload, PanicReaction,
-    State, TimerHandle, UserError,
+    State, UserError, timer::TimerHandle,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
