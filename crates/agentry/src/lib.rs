@@ -167,8 +167,7 @@ pub use crate::{
     panic_reaction::PanicReaction,
     priority::Priority,
     protocol::Protocol,
-    reason::{DeregReason, ExitReason},
+    reason::DeregReason,
     request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, AgentTypeStats, EnvStats, HandlerSampling, HandlerTimes, Tracked},
-    watch::{Terminated, WatchTarget},
 };

@@ -97,7 +97,7 @@ impl<A: Agent> Ctx<A> {
     }
 
     /// Watches the agent behind `target`: when it is gone this agent receives a
-    /// [`Terminated`](crate::Terminated) with the reason — at once if it is gone already (see
+    /// [`Terminated`](crate::watch::Terminated) with the reason — at once if it is gone already (see
     /// [`watch`](crate::watch) for the rules). Errors: watching itself
     /// ([`WatchError::SelfWatch`]), an agent never registered ([`WatchError::NotRegistered`]),
     /// of another environment ([`WatchError::OtherEnv`]), or from `on_finish` and the state
@@ -110,8 +110,8 @@ impl<A: Agent> Ctx<A> {
     }
 
     /// Watches the coop `coop`: when it is gone (deregistration complete) this agent receives
-    /// a [`Terminated`](crate::Terminated) with the reason; at once, with
-    /// [`ExitReason::Unknown`](crate::ExitReason::Unknown), if it is not registered.
+    /// a [`Terminated`](crate::watch::Terminated) with the reason; at once, with
+    /// [`ExitReason::Unknown`](crate::watch::ExitReason::Unknown), if it is not registered.
     pub fn watch_coop(&self, coop: CoopId) -> Result<WatchId, WatchError> {
         if self.finishing {
             return Err(WatchError::WatcherFinishing);
