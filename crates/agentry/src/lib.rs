@@ -161,7 +161,6 @@ pub use crate::{
     },
     error::{SupervisionError, TraceContextError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
-    limit::{Overload, Transformed},
     mbox::{InsendCtx, Mbox, MultiMbox, Recipient},
     message::Undelivered,
     panic_reaction::PanicReaction,
