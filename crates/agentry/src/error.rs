@@ -221,7 +221,7 @@ pub enum DefineError {
         state: String,
     },
     /// An agent registered with its typed address declares this message type in its
-    /// [`Protocol`](crate::Protocol) but subscribes no handler for it on its own mbox, in any
+    /// [`Protocol`](crate::protocol::Protocol) but subscribes no handler for it on its own mbox, in any
     /// state (see [`protocol`](crate::protocol)).
     #[error(
         "the protocol declares {0} but define subscribes no handler for it on the agent's own mbox"
