@@ -142,7 +142,7 @@ impl fmt::Display for Violation {
 // ---------------------------------------------------------------------------------------------
 // Reading a crate.
 
-/// A crate: its name as paths print it and its modules by path.
+/// A crate: its name as paths print it, its modules by path, the modules whose file is missing.
 struct Crate {
     name: String,
     modules: BTreeMap<Vec<String>, Module>,
@@ -557,7 +557,7 @@ fn read_sources(src: &Path) -> BTreeMap<String, String> {
     out
 }
 
-/// Every library crate of the workspace: (directory name, crate name as paths print it).
+/// Every library crate of the workspace: (directory name, its `src/`).
 fn library_crates() -> Vec<(String, PathBuf)> {
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(crates_dir())
         .expect("crates/")

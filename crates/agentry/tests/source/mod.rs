@@ -1,5 +1,5 @@
-//! Reading Rust source without a parser, for the tests that check the crates' shape
-//! (`arch_layers_point_down.rs`): a lexer that keeps code only
+//! Reading Rust source without a parser, shared by the tests that check the crates' shape
+//! (`arch_layers_point_down.rs`, `api_one_path_per_name.rs`): a lexer that keeps code only
 //! (comments, strings and char literals removed) with line numbers, the leaves of a `use` tree,
 //! and a path written in a module made absolute.
 //!
