@@ -149,6 +149,10 @@ impl AgentHost for EnvInner {
     fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
         self.react_to_panic(reaction, coop);
     }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
 }
 
 /// The way of the dispatchers (`disp/host.rs`) to their environment.
@@ -432,6 +436,20 @@ pub struct EnvHandle(Arc<EnvInner>);
 impl EnvHandle {
     pub(crate) fn inner(&self) -> &Arc<EnvInner> {
         &self.0
+    }
+
+    /// The env of the agent whose shared part is `agent` (its class holds the env weakly):
+    /// how a `Ctx`, which keeps no env, reaches it. An agent's handlers and hooks run only
+    /// while its env lives (`Env`'s drop stops it and waits for every agent to finish).
+    pub(crate) fn of(agent: &AgentShared) -> EnvHandle {
+        let host = agent
+            .env()
+            .expect("invariant: an agent's handlers and hooks run while its env lives");
+        EnvHandle(
+            host.into_any()
+                .downcast::<EnvInner>()
+                .expect("invariant: the env is the one AgentHost"),
+        )
     }
 
     /// A new, empty coop of this environment.

@@ -66,7 +66,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 const DEBT: &[(&str, &str)] = &[
     ("agent/cell.rs", "coop"),
     ("agent/cell.rs", "env"),
-    ("agent/ctx.rs", "env"),
     ("agent/restart.rs", "env"),
     ("demand.rs", "mbox"),
     ("slab.rs", "mbox"),

@@ -263,7 +263,6 @@ impl<A: Agent> AgentCell<A> {
             ctx: Ctx {
                 mbox: me,
                 id: AgentId::UNATTACHED,
-                env: at.env.clone(),
                 binder: at.binder,
                 state: State::DEFAULT,
                 layout,
@@ -747,7 +746,7 @@ impl<A: Agent> AgentCell<A> {
             reaction => {
                 self.stop(DropReason::AgentFailed);
                 self.ctx
-                    .env
+                    .env()
                     .inner()
                     .react_to_panic(reaction, self.ctx.coop());
             }
@@ -773,7 +772,7 @@ impl<A: Agent> AgentCell<A> {
             None => {
                 self.stop(DropReason::AgentFailed);
                 self.ctx
-                    .env
+                    .env()
                     .inner()
                     .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
             }
@@ -948,7 +947,7 @@ impl<A: Agent> AgentCell<A> {
             self.count_panic();
             if self.panic_reaction == PanicReaction::Abort {
                 self.ctx
-                    .env
+                    .env()
                     .inner()
                     .react_to_panic(PanicReaction::Abort, self.ctx.coop());
             }
@@ -986,7 +985,7 @@ impl<A: Agent> AgentCell<A> {
             // Already leaving (deregistered meanwhile) is fine: it goes either way.
             let _ = self
                 .ctx
-                .env
+                .env()
                 .deregister_coop(self.ctx.coop(), DeregReason::StartFailed);
         }
     }
@@ -1048,7 +1047,7 @@ impl<A: Agent> AgentCell<A> {
     /// (`agent/restart.rs`).
     fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
         self.finish_incarnation();
-        let env = self.ctx.env.clone();
+        let env = self.ctx.env();
         env.inner().drop_watches_of(self.ctx.mbox.id());
         let next = cx.next_incarnation();
         let b = self
@@ -1155,7 +1154,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             );
         }
         Exit {
-            env: Arc::clone(self.ctx.env.inner()) as Arc<dyn AgentHost>,
+            env: Arc::clone(self.ctx.env().inner()) as Arc<dyn AgentHost>,
             coop: self.ctx.coop(),
             agent: Arc::clone(self.ctx.mbox.shared()),
         }

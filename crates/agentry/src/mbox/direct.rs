@@ -82,6 +82,9 @@ pub(crate) trait AgentHost: Send + Sync {
     fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
     /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
     fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId);
+    /// The env itself, for the env's layer to downcast (`EnvHandle::of`: an agent's `Ctx`
+    /// reaches its env through its mbox).
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
 }
 
 /// What an agent declared per message type for its senders: insend handlers and event
