@@ -40,7 +40,7 @@ use crate::disp::{Closable, Driver, is_worker_of};
 use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
-use crate::ids::{AgentId, CoopId};
+use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::class::AgentClasses;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::named::NamedMboxes;
@@ -146,8 +146,21 @@ impl AgentHost for EnvInner {
         self.agent_finished(coop, agent);
     }
 
-    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
-        self.react_to_panic(reaction, coop);
+    fn react_to_agent_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
+        EnvInner::react_to_panic(&self, reaction, coop);
+    }
+
+    fn deregister_for_agent(self: Arc<Self>, coop: CoopId, reason: DeregReason) {
+        // Already deregistering is fine: the coop is on its way out either way.
+        let _ = EnvInner::deregister(&self, coop, reason);
+    }
+
+    fn watcher_gone(&self, watcher: MboxId) {
+        self.drop_watches_of(watcher);
+    }
+
+    fn layouts(&self) -> &(dyn std::any::Any + Send + Sync) {
+        &self.layouts
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {

@@ -31,13 +31,12 @@ use super::ctx::Ctx;
 use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
-use super::layout::AgentLayout;
+use super::layout::{AgentLayout, LayoutCache};
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
 use super::state::{Hooks, State};
 use crate::coop::start::{CoopStart, Failed, Go};
 use crate::disp::{Binder, Lease};
-use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, MboxId};
 use crate::mbox::current_agent::CURRENT_AGENT;
@@ -90,9 +89,15 @@ pub(crate) trait UndefinedAgent: Send {
     fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError>;
 }
 
+/// Why an agent's env is there whenever its cell asks: `Env`'s drop stops it and waits for
+/// every agent to finish, so a handler, hook or control of an agent runs while its env lives.
+pub(crate) const ENV_LIVES: &str =
+    "invariant: an agent's handlers, hooks and controls run while its env lives";
+
 /// Where a defined agent goes: what its cell knows from its definition on.
 pub(crate) struct Placement<'a> {
-    pub(crate) env: &'a EnvHandle,
+    /// The env's layout cache (`agent/layout.rs`).
+    pub(crate) layouts: &'a LayoutCache,
     /// The binder it is bound with (its child coops run there too).
     pub(crate) binder: Binder,
 }
@@ -244,8 +249,6 @@ impl<A: Agent> AgentCell<A> {
         } = def;
         let (handler_layout, handlers) = table.finish(&states);
         let layout = at
-            .env
-            .inner()
             .layouts
             .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
         let sender = SenderParts {
@@ -745,10 +748,7 @@ impl<A: Agent> AgentCell<A> {
             PanicReaction::Supervise => self.fail(),
             reaction => {
                 self.stop(DropReason::AgentFailed);
-                self.ctx
-                    .env()
-                    .inner()
-                    .react_to_panic(reaction, self.ctx.coop());
+                self.host().react_to_agent_panic(reaction, self.ctx.coop());
             }
         }
     }
@@ -771,10 +771,8 @@ impl<A: Agent> AgentCell<A> {
             }
             None => {
                 self.stop(DropReason::AgentFailed);
-                self.ctx
-                    .env()
-                    .inner()
-                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
+                self.host()
+                    .react_to_agent_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
             }
         }
     }
@@ -946,10 +944,8 @@ impl<A: Agent> AgentCell<A> {
         if let StartFailure::Panicked(_) = failure {
             self.count_panic();
             if self.panic_reaction == PanicReaction::Abort {
-                self.ctx
-                    .env()
-                    .inner()
-                    .react_to_panic(PanicReaction::Abort, self.ctx.coop());
+                self.host()
+                    .react_to_agent_panic(PanicReaction::Abort, self.ctx.coop());
             }
         }
         let (coop, index) = match ticket {
@@ -983,10 +979,8 @@ impl<A: Agent> AgentCell<A> {
         });
         if first {
             // Already leaving (deregistered meanwhile) is fine: it goes either way.
-            let _ = self
-                .ctx
-                .env()
-                .deregister_coop(self.ctx.coop(), DeregReason::StartFailed);
+            self.host()
+                .deregister_for_agent(self.ctx.coop(), DeregReason::StartFailed);
         }
     }
 }
@@ -1042,13 +1036,17 @@ impl<A: Agent> AgentCell<A> {
         }
     }
 
+    /// Its env, reached through its mbox (the cell keeps none), on the rare paths that need it.
+    fn host(&self) -> Arc<dyn AgentHost> {
+        self.shared().env().expect(ENV_LIVES)
+    }
+
     /// A supervisor's `Stop`: this incarnation ends, the slot moves on to the next one (a new
     /// id), the agent value is dropped, and a suspended body takes the slot
     /// (`agent/restart.rs`).
     fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
         self.finish_incarnation();
-        let env = self.ctx.env();
-        env.inner().drop_watches_of(self.ctx.mbox.id());
+        self.host().watcher_gone(self.ctx.mbox.id());
         let next = cx.next_incarnation();
         let b = self
             .shared()
@@ -1086,7 +1084,6 @@ impl<A: Agent> AgentCell<A> {
             coop: ctx.coop(),
             mbox: ctx.mbox,
             id: next.id(),
-            env,
             lease: lease.expect("invariant: an attached cell holds its lease"),
             binder: ctx.binder,
             restart: restart.expect("invariant: only supervised agents are stopped"),
@@ -1154,7 +1151,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             );
         }
         Exit {
-            env: Arc::clone(self.ctx.env().inner()) as Arc<dyn AgentHost>,
+            env: self.host(),
             coop: self.ctx.coop(),
             agent: Arc::clone(self.ctx.mbox.shared()),
         }

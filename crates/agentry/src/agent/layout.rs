@@ -25,6 +25,7 @@
 
 use super::handlers::HandlerLayout;
 use super::state::{State, StateTree};
+use crate::mbox::direct::AgentHost;
 use parking_lot::Mutex;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -60,6 +61,13 @@ pub(crate) struct LayoutCache {
 }
 
 impl LayoutCache {
+    /// The layout cache of the env `host`.
+    pub(crate) fn of(host: &dyn AgentHost) -> &LayoutCache {
+        host.layouts()
+            .downcast_ref()
+            .expect("invariant: an env's layouts are a LayoutCache")
+    }
+
     /// The layout an agent of type `agent` is to use: the cached one if equal to `layout`,
     /// else `layout` itself (cached if the type has none yet).
     pub(crate) fn share(&self, agent: TypeId, layout: AgentLayout) -> Arc<AgentLayout> {

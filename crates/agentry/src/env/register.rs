@@ -1,7 +1,7 @@
 //! The registration transaction: a coop's agents define themselves, bind, are committed and
 //! start (`EnvInner::register`; phases 1–4 below, the start step in `coop/start.rs`).
 
-use super::{EnvHandle, EnvInner, SHUTTING_DOWN};
+use super::{EnvInner, SHUTTING_DOWN};
 use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket};
 use crate::coop::start::{CoopStart, Failed};
 use crate::coop::{Coop, PendingAgent};
@@ -58,7 +58,6 @@ impl EnvInner {
         // in the allocation that holds it from then on. The coop's list of pending agents becomes
         // the list of defined ones in place (no per-agent temporary survives the definition).
         let id = CoopId::next();
-        let handle = EnvHandle(Arc::clone(self));
         let default = Binder::env_default(self.address());
         let mut defined = agents
             .into_iter()
@@ -72,7 +71,7 @@ impl EnvInner {
                 let agent_type = shared.agent_type();
                 let me = Mbox::from_shared(shared);
                 let at = Placement {
-                    env: &handle,
+                    layouts: &self.layouts,
                     binder: own
                         .or_else(|| binder.clone())
                         .unwrap_or_else(|| default.clone()),
