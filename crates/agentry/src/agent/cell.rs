@@ -17,7 +17,7 @@
 //! - A supervised agent whose handler panicked (reaction `Supervise`) is *failed*: no handler of
 //!   it runs any more; the messages it takes are deferred, keeping their limit places, to its
 //!   next incarnation (`agent/restart.rs`).
-//! - Starting is part of the coop's registration (`coop/start.rs`): a started agent whose
+//! - Starting is part of the coop's registration (`agent/start.rs`): a started agent whose
 //!   siblings have not all started *holds* the messages it takes until its coop has started; an
 //!   agent whose start failed, or whose coop failed to start, is *stopped*.
 //! - A *stopped* agent handles nothing more: every message it takes is dropped and counted
@@ -34,8 +34,8 @@ use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{AgentLayout, LayoutCache};
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
+use super::start::{CoopStart, Failed, Go};
 use super::state::{Hooks, State};
-use crate::coop::start::{CoopStart, Failed, Go};
 use crate::disp::{Binder, Lease};
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, MboxId};
@@ -166,7 +166,7 @@ pub(crate) struct Attach {
     pub(crate) start: StartTicket,
 }
 
-/// Where an agent reports the outcome of its start (`coop/start.rs`).
+/// Where an agent reports the outcome of its start (`agent/start.rs`).
 pub(crate) enum StartTicket {
     /// Its coop's registration: the coop's start when siblings or a waiting registration
     /// share it (`None`: the agent's own outcome is the verdict), and the agent's position in
@@ -354,7 +354,7 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
     }
 }
 
-/// Where an agent is in its start (`coop/start.rs`).
+/// Where an agent is in its start (`agent/start.rs`).
 enum Starting {
     /// Defined, not yet attached ([`DefinedAgent::attach`]): what its definition declared
     /// that only its registration reads (the priority its binding is prepared with, and
@@ -871,7 +871,7 @@ impl<A: Agent> AgentCell<A> {
     }
 
     /// Starts the agent (its initial states, then `on_start`) and reports the outcome
-    /// (`coop/start.rs`).
+    /// (`agent/start.rs`).
     fn start(&mut self) {
         self.gate &= !NOT_STARTED;
         let ticket = match std::mem::replace(&mut self.starting, Starting::Settled) {
