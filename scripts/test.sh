@@ -61,6 +61,9 @@ cargo fmt --all -- --check
 step "layers of the core: every import points down (docs/ARCHITECTURE.md, Layers)"
 cargo test -p agentry --test arch_layers_point_down
 
+step "one path per public name, in every library crate (docs/ARCHITECTURE.md)"
+cargo test -p agentry --test api_one_path_per_name
+
 step "clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p agentry-metrics --all-targets --features inspector -- -D warnings

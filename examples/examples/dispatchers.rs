@@ -18,7 +18,7 @@
 use agentry::disp::OneThreadDispatcher;
 use agentry::disp::ThreadPoolDispatcher;
 use agentry::disp::{ActiveGroupDispatcher, ActiveObjDispatcher, Binder};
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mchain};
+use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, mchain::Mchain};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

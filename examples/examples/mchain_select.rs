@@ -19,7 +19,7 @@
 
 use agentry::mchain::{Close, Handlers, Select};
 use agentry::{
-    Agent, Ctx, Define, DefineError, Destination, Env, Mbox, Mchain, MultiMbox, UserError,
+    Agent, Ctx, Define, DefineError, Destination, Env, Mbox, MultiMbox, UserError, mchain::Mchain,
 };
 use std::sync::Arc;
 use std::time::Duration;

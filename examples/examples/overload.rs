@@ -18,7 +18,7 @@
 //! ```
 
 use agentry::disp::OneThreadDispatcher;
-use agentry::{Agent, Define, DefineError, Env, EnvStats, Overload, SendError};
+use agentry::{Agent, Define, DefineError, Env, EnvStats, SendError, limit::Overload};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 

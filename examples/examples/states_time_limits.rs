@@ -22,7 +22,7 @@
 //! cargo run -p agentry-examples --example states_time_limits
 //! ```
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, Mchain, State};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, State, mchain::Mchain};
 use std::time::Duration;
 
 struct Call;

@@ -19,7 +19,9 @@
 //! ```
 
 use agentry::testing::{Scenario, TestEnv, TestError, Trigger};
-use agentry::{Agent, Ctx, Define, DefineError, Mchain, State, TimerHandle, UserError};
+use agentry::{
+    Agent, Ctx, Define, DefineError, State, UserError, mchain::Mchain, timer::TimerHandle,
+};
 use std::time::Duration;
 
 const PATIENCE: Duration = Duration::from_secs(15);

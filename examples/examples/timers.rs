@@ -17,7 +17,9 @@
 //! cargo run -p agentry-examples --example timers
 //! ```
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvStats, Mchain, TimerHandle, UserError};
+use agentry::{
+    Agent, Ctx, Define, DefineError, Env, EnvStats, UserError, mchain::Mchain, timer::TimerHandle,
+};
 use std::time::Duration;
 
 #[derive(Clone)]

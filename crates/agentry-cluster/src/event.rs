@@ -2,7 +2,7 @@
 //! mbox) and [`RemoteTerminated`] (on a watcher's own mbox).
 
 use crate::node::{AgentRef, NodeInfo, NodeKey};
-use agentry::ExitReason;
+use agentry::watch::ExitReason;
 use serde::{Deserialize, Serialize};
 
 /// A node incarnation joined (its first heartbeat was heard). Published on

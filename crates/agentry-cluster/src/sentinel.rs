@@ -20,8 +20,8 @@ use crate::event::RemoteExit;
 use crate::node::AgentRef;
 use crate::wire::{Gone, StopRequest, WatchAnswer, WatchQuery, decode, encode};
 use agentry::{
-    Agent, CoopId, Ctx, Define, DefineError, DeregReason, ExitReason, Mbox, MboxId, Terminated,
-    WatchId,
+    Agent, CoopId, Ctx, Define, DefineError, DeregReason, Mbox, MboxId, WatchId, watch::ExitReason,
+    watch::Terminated,
 };
 use futures_util::StreamExt;
 use std::collections::{HashMap, HashSet, VecDeque};

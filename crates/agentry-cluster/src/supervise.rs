@@ -27,7 +27,7 @@ use crate::cluster::Cluster;
 use crate::error::SpawnError;
 use crate::event::{RemoteExit, RemoteTerminated};
 use crate::node::AgentRef;
-use agentry::{Agent, Coop, Ctx, Define, DefineError, DeregReason, ExitReason, UserError};
+use agentry::{Agent, Coop, Ctx, Define, DefineError, DeregReason, UserError, watch::ExitReason};
 use std::sync::{Arc, Mutex};
 
 /// What to start remotely, and where it may run.

@@ -8,7 +8,7 @@
 //! ([`ClusterStats::malformed`](crate::ClusterStats)) and dropped.
 
 use crate::node::{AgentRef, NodeKey};
-use agentry::ExitReason;
+use agentry::watch::ExitReason;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 mod support;
 
 use agentry::supervision::{Strategy, Supervision};
-use agentry::{Agent, ExitReason};
+use agentry::{Agent, watch::ExitReason};
 use agentry_cluster::{
     AgentRef, Cluster, DownReason, RegistryError, RemoteChildSpec, RemoteExit, SpawnError,
     remote_child,

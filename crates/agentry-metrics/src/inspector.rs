@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use agentry::Env;
-//! use agentry_metrics::Inspector;
+//! use agentry_metrics::inspector::Inspector;
 //!
 //! let env = Env::new()?;
 //! let server = Inspector::new(env.handle()).serve("127.0.0.1:0")?; // e.g. "127.0.0.1:9465"
@@ -72,7 +72,7 @@ const PAGE: &str = include_str!("inspector/page.html");
 ///
 /// ```
 /// use agentry::Env;
-/// use agentry_metrics::Inspector;
+/// use agentry_metrics::inspector::Inspector;
 /// use std::time::Duration;
 ///
 /// let env = Env::new()?;
@@ -178,7 +178,7 @@ struct Shared {
 /// ```
 /// use agentry::Env;
 /// use agentry::snapshot::SnapshotQuery;
-/// use agentry_metrics::Inspector;
+/// use agentry_metrics::inspector::Inspector;
 ///
 /// let env = Env::new()?;
 /// let json = Inspector::new(env.handle()).snapshot_json(&SnapshotQuery::new());

@@ -112,8 +112,6 @@ mod remote;
 mod server;
 
 pub use error::BuildError;
-#[cfg(feature = "inspector")]
-pub use inspector::{Inspector, InspectorBuilder, InspectorServer};
 pub use metrics::{CONTENT_TYPE, Metrics, MetricsBuilder};
 pub use server::{IO_TIMEOUT, MetricsServer};
 

@@ -7,7 +7,7 @@
 mod common;
 
 use agentry::{Agent, Ctx, Define, DefineError, Env};
-use agentry_metrics::Inspector;
+use agentry_metrics::inspector::Inspector;
 use common::{DEADLINE, exchange, status};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};

@@ -12,7 +12,7 @@
 //! time.
 
 use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env};
-use agentry_metrics::Inspector;
+use agentry_metrics::inspector::Inspector;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 use std::net::{SocketAddr, TcpListener, TcpStream};

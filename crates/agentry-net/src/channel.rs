@@ -78,7 +78,7 @@ use crate::messages::{
 };
 use crate::reactor::{self, IoReady, Readiness};
 use crate::stats::Counters;
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, TimerHandle, UserError};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Mbox, UserError, timer::TimerHandle};
 use limits::{Limits, Verdict};
 use mio::Interest;
 use mio::net::TcpStream;

@@ -30,8 +30,8 @@ use crate::reactor::{self, IoReady};
 use crate::stats::{Counters, ListenerStats};
 use agentry::disp::Binder;
 use agentry::{
-    Agent, Coop, CoopId, Ctx, Define, DefineError, DeregReason, EnvHandle, Mbox, TimerHandle,
-    UserError,
+    Agent, Coop, CoopId, Ctx, Define, DefineError, DeregReason, EnvHandle, Mbox, UserError,
+    timer::TimerHandle,
 };
 use mio::Interest;
 use mio::net::TcpListener;

@@ -74,7 +74,7 @@
 //!   the ack; [`DurableOptions`]; [`DurableError`].
 //! - [`subject`]: names and the subject scheme; [`envelope`]: the envelope fields and
 //!   their binary wire format, the same in a NATS payload and a link frame (with the
-//!   [`Receipt`] of a plain message); [`frame`]: the link's frames; [`Compression`].
+//!   [`Receipt`](envelope::Receipt) of a plain message); [`frame`]: the link's frames; [`Compression`].
 //! - Errors: [`SendError`] (gives the message back), [`RequestError`], [`RemoteFailure`]
 //!   (the server's side of a failed request), [`DecodeError`] (why input was rejected),
 //!   [`SubscribeError`], [`StartError`], [`RegistryError`], [`NameError`], [`FlushError`].
@@ -142,7 +142,6 @@ pub use crate::{
     compression::{Codec, Compression, train_dictionary},
     core::outbound::Overflow,
     durable::{Durable, DurableMbox, DurableOptions, DurableSubscription, MAX_MESSAGE_ID_LEN},
-    envelope::{Envelope, Receipt, TypeTag},
     error::{
         DecodeError, DurableError, FlushError, NameError, RegistryError, RejectKind, RemoteFailure,
         RequestError, SendError, StartError, SubscribeError,

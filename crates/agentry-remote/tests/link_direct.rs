@@ -6,8 +6,8 @@ mod common;
 use agentry::{Agent, Ctx, Define, DefineError, EnvHandle};
 use agentry_remote::frame::{self, Frame};
 use agentry_remote::{
-    Codec, DecodeError, Envelope, Gateway, RejectKind, RemoteFailure, RemoteReply, RequestError,
-    TypeTag,
+    Codec, DecodeError, Gateway, RejectKind, RemoteFailure, RemoteReply, RequestError,
+    envelope::Envelope, envelope::TypeTag,
 };
 use common::*;
 use std::io::{Read, Write};

@@ -330,11 +330,11 @@ fn a_stream_message_that_does_not_decode_is_terminated_not_redelivered() {
         async_nats::jetstream::new(client)
     };
     let payload = |name: &str, version: u32, body: &[u8]| {
-        let tag = agentry_remote::TypeTag {
+        let tag = agentry_remote::envelope::TypeTag {
             name: name.into(),
             version,
         };
-        agentry_remote::Envelope::message(tag, agentry_remote::Codec::Postcard, None)
+        agentry_remote::envelope::Envelope::message(tag, agentry_remote::Codec::Postcard, None)
             .to_nats_payload(body)
     };
     let cases: Vec<bytes::Bytes> = vec![

@@ -171,6 +171,6 @@ fn the_wire_has_the_trace_bit_only_with_a_hook() {
         with_trace_context(Some(span(5)), || input.send(Ping(7))).expect("buffered")
     });
     assert_eq!(bytes[1] & 16, 16, "a hook and a span: the trace bit");
-    let (envelope, _) = agentry_remote::Envelope::decode(&bytes[1..]).expect("valid");
+    let (envelope, _) = agentry_remote::envelope::Envelope::decode(&bytes[1..]).expect("valid");
     assert_eq!(envelope.trace, Some(span(5)));
 }

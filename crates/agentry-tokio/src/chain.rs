@@ -3,14 +3,14 @@
 //! runtime at all.
 
 use agentry::mchain::Envelope;
-use agentry::{Mchain, RecvError};
+use agentry::{RecvError, mchain::Mchain};
 use std::future::Future;
 use std::time::Duration;
 
 /// Async receive for an [`Mchain`].
 ///
 /// ```
-/// use agentry::{Mchain, RecvError};
+/// use agentry::{mchain::Mchain, RecvError};
 /// use agentry_tokio::ChainExt;
 /// use std::time::Duration;
 ///

@@ -14,7 +14,7 @@
 use crate::probe::Shared;
 use crate::tasks::SCOPE;
 use agentry::mchain::Recv;
-use agentry::{EnvHandle, Mchain, TimerHandle};
+use agentry::{EnvHandle, mchain::Mchain, timer::TimerHandle};
 use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;

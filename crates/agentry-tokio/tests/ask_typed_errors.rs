@@ -3,7 +3,9 @@
 //! if any wait blocked it).
 
 use agentry::limit::Overload;
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mchain, ReplyTo, Request, RequestError};
+use agentry::{
+    Agent, Ctx, Define, DefineError, Env, ReplyTo, Request, RequestError, mchain::Mchain,
+};
 use agentry_tokio::{ChainExt, MboxExt};
 use std::sync::mpsc;
 use std::time::Duration;

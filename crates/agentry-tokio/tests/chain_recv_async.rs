@@ -3,7 +3,7 @@
 //! the chain is closed and empty; an abandoned receive leaves no waiter behind.
 
 use agentry::mchain::Close;
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mchain, RecvError};
+use agentry::{Agent, Ctx, Define, DefineError, Env, RecvError, mchain::Mchain};
 use agentry_tokio::ChainExt;
 use std::time::Duration;
 

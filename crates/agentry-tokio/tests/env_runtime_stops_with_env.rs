@@ -2,7 +2,7 @@
 //! then the running ones are cancelled (counted) and a later spawn is cancelled at once —
 //! no panic, nothing delivered.
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mchain, UserError};
+use agentry::{Agent, Ctx, Define, DefineError, Env, UserError, mchain::Mchain};
 use agentry_tokio::{RuntimeError, Tasks, env_runtime};
 use std::time::Duration;
 

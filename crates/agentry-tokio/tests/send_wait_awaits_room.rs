@@ -2,7 +2,7 @@
 //! back as `Overloaded` when the room does not come in time, and `AgentGone` at once.
 
 use agentry::limit::Overload;
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mchain, SendError};
+use agentry::{Agent, Ctx, Define, DefineError, Env, SendError, mchain::Mchain};
 use agentry_tokio::MboxExt;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -20,7 +20,7 @@ struct Cache {
 impl Agent for Cache {
     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
         def.on(|c: &mut Cache, ctx: &mut Ctx<Cache>, _: Fetch| {
-            let env = ctx.env().clone();
+            let env = ctx.env();
             c.tasks.as_mut().expect("tasks").spawn(ctx, async move {
                 sleep(&env, Duration::from_secs(10)).await;
                 sleep(&env, Duration::from_secs(5)).await;

@@ -2,7 +2,7 @@
 //! it after `on_finish`, and each is counted `cancelled`; an output that arrives after the
 //! agent finished is refused and counted `undelivered` (and by the core).
 
-use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, Mchain};
+use agentry::{Agent, Ctx, Define, DefineError, DeregReason, Env, mchain::Mchain};
 use agentry_tokio::Tasks;
 use std::time::Duration;
 

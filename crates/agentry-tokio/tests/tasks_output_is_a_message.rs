@@ -1,7 +1,7 @@
 //! A future started from a handler comes back as a message, handled in the agent's state at
 //! that time; its end is counted once.
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mchain, State};
+use agentry::{Agent, Ctx, Define, DefineError, Env, State, mchain::Mchain};
 use agentry_tokio::Tasks;
 use std::time::Duration;
 

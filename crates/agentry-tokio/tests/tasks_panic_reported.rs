@@ -1,7 +1,7 @@
 //! A panic in a future is caught, counted, and sent to its agent as `TaskPanicked`;
 //! `resume` in the handler applies the agent's panic reaction as to a handler's panic.
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mchain, PanicReaction, UserError};
+use agentry::{Agent, Ctx, Define, DefineError, Env, PanicReaction, UserError, mchain::Mchain};
 use agentry_tokio::{TaskPanicked, Tasks};
 use std::time::Duration;
 

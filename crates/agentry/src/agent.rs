@@ -10,6 +10,7 @@ pub(crate) mod held;
 pub(crate) mod layout;
 pub mod protocol;
 pub(crate) mod restart;
+pub(crate) mod start;
 mod state;
 
 pub use addr::Addr;

@@ -7,7 +7,7 @@
 //! plain thread (through a chain) is at the other end:
 //!
 //! ```
-//! use agentry::{Destination, Mchain};
+//! use agentry::{Destination, mchain::Mchain};
 //! use std::time::Duration;
 //!
 //! /// Reports progress to whoever is interested: an agent or a thread.
@@ -30,7 +30,7 @@
 //! code under test an [`Mchain`] and read what it sent (see [`testing`](crate::testing)).
 //!
 //! `send` is fire-and-forget everywhere: a message that cannot be delivered is counted where
-//! the destination counts (`EnvStats` for mboxes, [`ChainStats`](crate::ChainStats) for
+//! the destination counts (`EnvStats` for mboxes, [`ChainStats`](crate::mchain::ChainStats) for
 //! chains), never lost silently. Sealing lets the runtime know how to deliver to each kind
 //! (timers carry their cancellation token through it).
 

@@ -40,7 +40,7 @@ use crate::disp::{Closable, Driver, is_worker_of};
 use crate::error::{
     BindError, BuildError, DeregisterError, NameError, RegisterError, StopGuardError, TraceError,
 };
-use crate::ids::{AgentId, CoopId};
+use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::class::AgentClasses;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::named::NamedMboxes;
@@ -146,8 +146,25 @@ impl AgentHost for EnvInner {
         self.agent_finished(coop, agent);
     }
 
-    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
-        self.react_to_panic(reaction, coop);
+    fn react_to_agent_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId) {
+        EnvInner::react_to_panic(&self, reaction, coop);
+    }
+
+    fn deregister_for_agent(self: Arc<Self>, coop: CoopId, reason: DeregReason) {
+        // Already deregistering is fine: the coop is on its way out either way.
+        let _ = EnvInner::deregister(&self, coop, reason);
+    }
+
+    fn watcher_gone(&self, watcher: MboxId) {
+        self.drop_watches_of(watcher);
+    }
+
+    fn layouts(&self) -> &(dyn std::any::Any + Send + Sync) {
+        &self.layouts
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
     }
 }
 
@@ -434,6 +451,20 @@ impl EnvHandle {
         &self.0
     }
 
+    /// The env of the agent whose shared part is `agent` (its class holds the env weakly):
+    /// how a `Ctx`, which keeps no env, reaches it. An agent's handlers and hooks run only
+    /// while its env lives (`Env`'s drop stops it and waits for every agent to finish).
+    pub(crate) fn of(agent: &AgentShared) -> EnvHandle {
+        let host = agent
+            .env()
+            .expect("invariant: an agent's handlers and hooks run while its env lives");
+        EnvHandle(
+            host.into_any()
+                .downcast::<EnvInner>()
+                .expect("invariant: the env is the one AgentHost"),
+        )
+    }
+
     /// A new, empty coop of this environment.
     pub fn new_coop(&self) -> Coop {
         Coop::new(Arc::clone(&self.0) as Arc<dyn AgentHost>)
@@ -633,7 +664,7 @@ impl EnvHandle {
     }
 
     /// Sends `message` to `to` — an [`Mbox`], a [`MultiMbox`] or an
-    /// [`Mchain`](crate::Mchain) — after `delay`. Dropping the returned handle cancels it.
+    /// [`Mchain`](crate::mchain::Mchain) — after `delay`. Dropping the returned handle cancels it.
     ///
     /// # Panics
     ///

@@ -221,7 +221,7 @@ pub enum DefineError {
         state: String,
     },
     /// An agent registered with its typed address declares this message type in its
-    /// [`Protocol`](crate::Protocol) but subscribes no handler for it on its own mbox, in any
+    /// [`Protocol`](crate::protocol::Protocol) but subscribes no handler for it on its own mbox, in any
     /// state (see [`protocol`](crate::protocol)).
     #[error(
         "the protocol declares {0} but define subscribes no handler for it on the agent's own mbox"
@@ -478,7 +478,7 @@ pub enum StopGuardError {
     EnvStopping,
 }
 
-/// A send to an [`Mchain`](crate::Mchain) that was refused; the message is given back.
+/// A send to an [`Mchain`](crate::mchain::Mchain) that was refused; the message is given back.
 #[derive(Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChainSendError<M> {
@@ -509,7 +509,7 @@ impl<M> fmt::Debug for ChainSendError<M> {
     }
 }
 
-/// Why a receive from an [`Mchain`](crate::Mchain) got no message.
+/// Why a receive from an [`Mchain`](crate::mchain::Mchain) got no message.
 #[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RecvError {
@@ -521,8 +521,8 @@ pub enum RecvError {
     Closed,
 }
 
-/// Why [`Mchain::recv_as`](crate::Mchain::recv_as) (or
-/// [`recv_future_as`](crate::Mchain::recv_future_as)) got no message of the type asked for.
+/// Why [`Mchain::recv_as`](crate::mchain::Mchain::recv_as) (or
+/// [`recv_future_as`](crate::mchain::Mchain::recv_future_as)) got no message of the type asked for.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum RecvAsError {
@@ -552,7 +552,7 @@ impl From<RecvError> for RecvAsError {
     }
 }
 
-/// Why [`Mchain::try_recv`](crate::Mchain::try_recv) got no message.
+/// Why [`Mchain::try_recv`](crate::mchain::Mchain::try_recv) got no message.
 #[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TryRecvError {

@@ -42,8 +42,8 @@
 //! - [`Agent`], [`Define`], [`Ctx`], [`State`]: writing agents (handlers, states, hooks).
 //! - [`Mbox`] (direct, one receiver), [`MultiMbox`] (publish/subscribe): sending.
 //!   [`Addr<A>`](Addr): an agent's typed address, whose sends compile only for the types of
-//!   its [`Protocol`] ([`protocol`]); [`Recipient<M>`](Recipient): one message type's.
-//! - [`Mchain`] and [`mchain`]: message chains, for threads that are not agents to receive
+//!   its [`protocol::Protocol`]; [`Recipient<M>`](Recipient): one message type's.
+//! - [`mchain::Mchain`]: message chains, for threads that are not agents to receive
 //!   from agents (and each other), with [`mchain::Select`] over several chains;
 //!   [`Destination`]: anything a message can be sent to (mbox, multi mbox or chain).
 //! - [`Coop`], [`Env`], [`EnvHandle`]: registering agents and running them.
@@ -51,15 +51,15 @@
 //!   (`X::builder(name)`, options, `.build(&env)`, or `X::new(&env, name)`), and
 //!   [`disp::Binder`].
 //! - [`Request`] and [`Mbox::request`]: synchronous request/reply with a timeout.
-//! - [`timer`]: delayed and periodic messages ([`EnvHandle::send_delayed`], [`TimerHandle`]),
-//!   and the [`ManualClock`] for deterministic tests.
-//! - [`Overload`]: message limits; [`PanicReaction`]: what a panic in a handler does.
-//! - [`EnvStats`], [`AgentStats`], [`ChainStats`]: counters — nothing is dropped without one
+//! - [`timer`]: delayed and periodic messages ([`EnvHandle::send_delayed`],
+//!   [`timer::TimerHandle`]), and the [`timer::ManualClock`] for deterministic tests.
+//! - [`limit`]: message limits ([`limit::Overload`]); [`PanicReaction`]: what a panic in a handler does.
+//! - [`EnvStats`], [`AgentStats`], [`mchain::ChainStats`]: counters — nothing is dropped without one
 //!   showing it.
 //! - [`testing`]: a single-threaded test environment on virtual time ([`testing::TestEnv`]),
 //!   scenarios of impacts and expected reactions.
 //! - [`supervision`]: coops that restart their failed children; [`watch`]: death watch
-//!   ([`Ctx::watch`], [`Terminated`]); [`trace`]: message delivery tracing.
+//!   ([`Ctx::watch`], [`watch::Terminated`]); [`trace`]: message delivery tracing.
 //!
 //! The guarantees are listed, each with the test that proves it, in `docs/SEMANTICS.md`.
 
@@ -161,16 +161,11 @@ pub use crate::{
     },
     error::{SupervisionError, TraceContextError, TraceError, WatchError, panic_message},
     ids::{AgentId, CoopId, MboxId, WatchId},
-    limit::{Overload, Transformed},
     mbox::{InsendCtx, Mbox, MultiMbox, Recipient},
-    mchain::{ChainStats, Mchain},
     message::Undelivered,
     panic_reaction::PanicReaction,
     priority::Priority,
-    protocol::Protocol,
-    reason::{DeregReason, ExitReason},
+    reason::DeregReason,
     request::{PendingReply, ReplyTo, Request},
     stats::{AgentStats, AgentTypeStats, EnvStats, HandlerSampling, HandlerTimes, Tracked},
-    timer::{Clock, ManualClock, TimerHandle},
-    watch::{Terminated, WatchTarget},
 };

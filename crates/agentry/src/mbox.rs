@@ -6,7 +6,7 @@
 //!   message's type gets it (subject to its delivery filter), shared through one `Arc`; the
 //!   message type must therefore be `Send + Sync`.
 //! - [`Addr<A>`]: a direct mbox typed by its agent, whose sends compile only for the message
-//!   types of the agent's [`Protocol`](crate::Protocol); [`Recipient<M>`]: one that sends
+//!   types of the agent's [`Protocol`](crate::protocol::Protocol); [`Recipient<M>`]: one that sends
 //!   only `M`. Both wrap an `Mbox` and add nothing to its send.
 //!
 //! All are cheap to clone handles. A send never blocks and never panics: a message that

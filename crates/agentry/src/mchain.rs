@@ -259,7 +259,7 @@ impl Mchain {
     /// look). [`RecvError::Closed`] once the chain is closed and empty.
     ///
     /// ```
-    /// use agentry::{Mchain, RecvError};
+    /// use agentry::{mchain::Mchain, RecvError};
     /// use std::time::Duration;
     ///
     /// let chain = Mchain::unbounded();
@@ -359,7 +359,7 @@ impl Mchain {
     /// [`MchainError::AlreadySubscribed`] if the chain already subscribes to `T` there.
     ///
     /// ```
-    /// use agentry::{Env, Mchain};
+    /// use agentry::{Env, mchain::Mchain};
     /// use std::sync::Arc;
     /// use std::time::Duration;
     ///

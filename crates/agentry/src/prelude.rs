@@ -28,5 +28,5 @@
 
 pub use crate::{
     Addr, Agent, Coop, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, MultiMbox,
-    Protocol, RegisterError, RequestError, State, UserError,
+    RegisterError, RequestError, State, UserError, protocol::Protocol,
 };

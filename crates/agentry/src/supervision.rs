@@ -22,7 +22,7 @@
 //!   time in order** (a fresh agent from the factory — its `on_start` runs before the next child
 //!   starts — or a fresh child coop from its factory). A failure meanwhile waits its turn.
 //! - Restart intensity: at most `max_restarts` restarts within any `within` window, measured on
-//!   the environment's timer clock (a [`ManualClock`](crate::ManualClock) in tests). The failure
+//!   the environment's timer clock (a [`ManualClock`](crate::timer::ManualClock) in tests). The failure
 //!   that would exceed it *escalates*: the supervisor deregisters its own coop with
 //!   [`DeregReason::Escalation`](crate::DeregReason::Escalation). If that coop is itself a supervised child coop, its parent's
 //!   supervisor sees a failed child and applies its own policy; otherwise (a root coop, or a

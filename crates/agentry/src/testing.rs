@@ -1,7 +1,7 @@
 //! The testing kit: deterministic, single-threaded tests of agents on virtual time.
 //!
 //! A [`TestEnv`] is an environment whose default dispatcher is driven by the test's own
-//! thread and whose timers run on a [`ManualClock`](crate::ManualClock) only it moves. Nothing
+//! thread and whose timers run on a [`ManualClock`](crate::timer::ManualClock) only it moves. Nothing
 //! runs behind the test's back: a demand runs when the test calls [`step`](TestEnv::step),
 //! [`run_until_idle`](TestEnv::run_until_idle) or one of the waiting helpers, and virtual time
 //! passes only in [`advance`](TestEnv::advance) (or [`jump`](TestEnv::jump)), so a test
@@ -76,8 +76,8 @@
 //! - [`TestEnv::state_of`]: the state an agent is in.
 //! - [`TestEnv::request`]: ask an agent (its `on_request` handlers) what it knows.
 //! - [`TestEnv::expect_message`] / [`expect_no_message`](TestEnv::expect_no_message): what a
-//!   [`Mchain`](crate::Mchain) receives — give the chain to the agent as its reply address, or
-//!   [`subscribe`](crate::Mchain::subscribe) it to a multi mbox to watch what is published.
+//!   [`Mchain`](crate::mchain::Mchain) receives — give the chain to the agent as its reply address, or
+//!   [`subscribe`](crate::mchain::Mchain::subscribe) it to a multi mbox to watch what is published.
 //! - [`TestEnv::expect_delivery`] / [`expect_no_delivery`](TestEnv::expect_no_delivery):
 //!   what reaches an agent.
 //! - [`Scenario`]: steps, each with an impact (a send) and [`Trigger`]s (agents' reactions,

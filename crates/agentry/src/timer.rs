@@ -87,7 +87,7 @@ impl TimerHandle {
     /// in two handlers of two timers' messages that cancel each other's timers at the same
     /// moment (each would wait for the other forever).
     ///
-    /// To a [message chain](crate::Mchain), the promise is narrower: no receive that starts
+    /// To a [message chain](crate::mchain::Mchain), the promise is narrower: no receive that starts
     /// after `cancel` returns gets the message; a receiver that took it before is not waited
     /// for.
     ///

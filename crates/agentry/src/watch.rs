@@ -27,7 +27,7 @@
 //!   reason, so a late watch of an agent gets the real one.
 //!
 //! ```
-//! use agentry::{UserError, Agent, Ctx, Define, DefineError, DeregReason, Env, ExitReason, Mbox, Terminated};
+//! use agentry::{UserError, Agent, Ctx, Define, DefineError, DeregReason, Env, watch::ExitReason, Mbox, watch::Terminated};
 //!
 //! struct Worker;
 //! impl Agent for Worker {}

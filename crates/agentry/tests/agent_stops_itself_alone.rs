@@ -7,7 +7,7 @@ mod common;
 use agentry::supervision::{Strategy, Supervision};
 use agentry::{
     Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, Mbox, SendError,
-    Terminated,
+    watch::Terminated,
 };
 use common::{Log, recv};
 use std::sync::mpsc::{self, Receiver};

@@ -28,6 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod source;
+use source::{Tok, UseLeaf, absolute, ident, lex, use_tree};
+
 /// The layers, bottom to top, each with the modules it holds (module paths; the most specific
 /// prefix places a module).
 const LAYERS: &[(&str, &[&str])] = &[
@@ -61,10 +64,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// cycle search of rule 3); a listed arrow that no longer breaks a rule fails the check, so the
 /// list only shrinks. Docs/ARCHITECTURE.md ("Layers") says what is left and why.
 const DEBT: &[(&str, &str)] = &[
-    ("agent/cell.rs", "coop"),
-    ("agent/cell.rs", "env"),
-    ("agent/ctx.rs", "env"),
-    ("agent/restart.rs", "env"),
     ("demand.rs", "mbox"),
     ("slab.rs", "mbox"),
     ("slab/body.rs", "mbox"),
@@ -152,255 +151,6 @@ impl fmt::Display for Violation {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Lexing: code only, with line numbers.
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Tok {
-    Ident(String),
-    PathSep,
-    Open,
-    Close,
-    Comma,
-    Semi,
-    Star,
-    Other(char),
-}
-
-/// Tokens of the code of `src` (comments, strings and char literals removed), each with its line.
-fn lex(src: &str) -> Vec<(Tok, usize)> {
-    let c: Vec<char> = src.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut line = 1;
-    let n = c.len();
-    // Skips a string body starting after its opening quote; `hashes` for raw strings.
-    fn skip_str(c: &[char], mut i: usize, line: &mut usize, raw: Option<usize>) -> usize {
-        while i < c.len() {
-            let ch = c[i];
-            if ch == '\n' {
-                *line += 1;
-            }
-            match raw {
-                None if ch == '\\' => {
-                    if c.get(i + 1) == Some(&'\n') {
-                        *line += 1;
-                    }
-                    i += 2;
-                    continue;
-                }
-                None if ch == '"' => return i + 1,
-                Some(h) if ch == '"' && (0..h).all(|k| c.get(i + 1 + k) == Some(&'#')) => {
-                    return i + 1 + h;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        i
-    }
-    while i < n {
-        let ch = c[i];
-        match ch {
-            '\n' => {
-                line += 1;
-                i += 1;
-            }
-            _ if ch.is_whitespace() => i += 1,
-            '/' if c.get(i + 1) == Some(&'/') => {
-                while i < n && c[i] != '\n' {
-                    i += 1;
-                }
-            }
-            '/' if c.get(i + 1) == Some(&'*') => {
-                let mut depth = 1;
-                i += 2;
-                while i < n && depth > 0 {
-                    if c[i] == '\n' {
-                        line += 1;
-                    }
-                    if c[i] == '/' && c.get(i + 1) == Some(&'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
-                        depth -= 1;
-                        i += 2;
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            '"' => i = skip_str(&c, i + 1, &mut line, None),
-            '\'' => {
-                // A char literal ('a', '\n', '\u{1F600}') or a lifetime ('a).
-                if c.get(i + 1) == Some(&'\\') {
-                    i += 2;
-                    while i < n && c[i] != '\'' {
-                        i += 1;
-                    }
-                    i += 1;
-                } else if c.get(i + 2) == Some(&'\'') {
-                    i += 3;
-                } else {
-                    i += 1;
-                }
-            }
-            _ if ch.is_alphabetic() || ch == '_' => {
-                let start = i;
-                while i < n && (c[i].is_alphanumeric() || c[i] == '_') {
-                    i += 1;
-                }
-                let word: String = c[start..i].iter().collect();
-                // Raw and byte strings: r"…", r#"…"#, b"…", br"…".
-                if (word == "r" || word == "br") && matches!(c.get(i), Some('"') | Some('#')) {
-                    let mut h = 0;
-                    while c.get(i + h) == Some(&'#') {
-                        h += 1;
-                    }
-                    if c.get(i + h) == Some(&'"') {
-                        i = skip_str(&c, i + h + 1, &mut line, Some(h));
-                        continue;
-                    }
-                }
-                if word == "b" && c.get(i) == Some(&'"') {
-                    i = skip_str(&c, i + 1, &mut line, None);
-                    continue;
-                }
-                if word == "b" && c.get(i) == Some(&'\'') {
-                    i += 1;
-                    if c.get(i) == Some(&'\\') {
-                        i += 1;
-                    }
-                    while i < n && c[i] != '\'' {
-                        i += 1;
-                    }
-                    i += 1;
-                    continue;
-                }
-                out.push((Tok::Ident(word), line));
-            }
-            _ if ch.is_ascii_digit() => {
-                while i < n && (c[i].is_alphanumeric() || c[i] == '_') {
-                    i += 1;
-                }
-            }
-            ':' if c.get(i + 1) == Some(&':') => {
-                out.push((Tok::PathSep, line));
-                i += 2;
-            }
-            '{' => {
-                out.push((Tok::Open, line));
-                i += 1;
-            }
-            '}' => {
-                out.push((Tok::Close, line));
-                i += 1;
-            }
-            ',' => {
-                out.push((Tok::Comma, line));
-                i += 1;
-            }
-            ';' => {
-                out.push((Tok::Semi, line));
-                i += 1;
-            }
-            '*' => {
-                out.push((Tok::Star, line));
-                i += 1;
-            }
-            _ => {
-                out.push((Tok::Other(ch), line));
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-fn ident(t: Option<&(Tok, usize)>) -> Option<&str> {
-    match t {
-        Some((Tok::Ident(s), _)) => Some(s.as_str()),
-        _ => None,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Extraction.
-
-/// A use tree's leaves: each path written (relative to the tree's root) and its line.
-fn use_tree(
-    toks: &[(Tok, usize)],
-    i: &mut usize,
-    prefix: &[String],
-    out: &mut Vec<(Vec<String>, usize)>,
-) {
-    let mut path = prefix.to_vec();
-    let mut line = toks.get(*i).map_or(0, |t| t.1);
-    loop {
-        match toks.get(*i) {
-            Some((Tok::Ident(s), l)) if s != "as" => {
-                path.push(s.clone());
-                line = *l;
-                *i += 1;
-            }
-            Some((Tok::PathSep, _)) => *i += 1,
-            Some((Tok::Open, _)) => {
-                *i += 1;
-                loop {
-                    match toks.get(*i) {
-                        Some((Tok::Close, _)) => {
-                            *i += 1;
-                            return;
-                        }
-                        Some((Tok::Comma, _)) => *i += 1,
-                        None => return,
-                        _ => use_tree(toks, i, &path, out),
-                    }
-                }
-            }
-            Some((Tok::Star, l)) => {
-                *i += 1;
-                out.push((path.clone(), *l));
-                return;
-            }
-            Some((Tok::Ident(s), _)) if s == "as" => {
-                *i += 2; // `as name`
-                out.push((path, line));
-                return;
-            }
-            _ => {
-                if path.len() > prefix.len() {
-                    out.push((path, line));
-                }
-                return;
-            }
-        }
-    }
-}
-
-/// `path` written in module `module`, made absolute; `None` when it does not start at
-/// `crate`, `super` or `self` (an external crate, or a name in scope).
-fn absolute(module: &[String], path: &[String]) -> Option<Vec<String>> {
-    let mut base: Vec<String> = module.to_vec();
-    let mut rest = path;
-    match rest.first().map(String::as_str) {
-        Some("crate") | Some("$crate") => {
-            base.clear();
-            rest = &rest[1..];
-        }
-        Some("self") => rest = &rest[1..],
-        Some("super") => {
-            while rest.first().map(String::as_str) == Some("super") {
-                base.pop()?;
-                rest = &rest[1..];
-            }
-        }
-        _ => return None,
-    }
-    base.extend(rest.iter().cloned());
-    Some(base)
-}
-
 /// Every reference to a module of the crate written in `file` (relative to `src/`).
 fn references(file: &str, src: &str) -> Vec<Reference> {
     let file_module = module_of(file);
@@ -451,7 +201,7 @@ fn references(file: &str, src: &str) -> Vec<Reference> {
                 if toks.get(i).map(|t| &t.0) != Some(&Tok::PathSep) {
                     use_tree(&toks, &mut i, &[], &mut leaves);
                 }
-                for (path, line) in leaves {
+                for UseLeaf { path, line, .. } in leaves {
                     if let Some(to) = absolute(&module, &path) {
                         out.push(Reference {
                             file: file.to_string(),

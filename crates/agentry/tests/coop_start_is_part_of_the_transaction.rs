@@ -348,7 +348,7 @@ impl Agent for Registrar {
     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
         def.on(|r: &mut Registrar, ctx: &mut Ctx<Registrar>, _: Go| {
             let members = vec![Starts::Fine, Starts::Refuses];
-            let h = ctx.env().clone();
+            let h = ctx.env();
             let (mut coop, _, gone) = coop_of(&h, members, |_| h.default_binder(), &r.log);
             coop.set_parent(ctx.coop());
             let result = ctx.register_coop(coop).map_err(|e| e.to_string());

@@ -4,8 +4,8 @@
 mod common;
 
 use agentry::{
-    Agent, Ctx, Define, DefineError, Env, EnvHandle, HookKind, MultiMbox, Overload, Priority,
-    RegisterError, State,
+    Agent, Ctx, Define, DefineError, Env, EnvHandle, HookKind, MultiMbox, Priority, RegisterError,
+    State, limit::Overload,
 };
 use std::sync::Arc;
 use std::sync::mpsc;

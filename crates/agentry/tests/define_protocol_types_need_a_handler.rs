@@ -10,8 +10,8 @@ mod common;
 
 use agentry::supervision::{Strategy, Supervision};
 use agentry::{
-    Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, Protocol,
-    RegisterError, Request, RequestError, State, UserError,
+    Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, RegisterError,
+    Request, RequestError, State, UserError, protocol::Protocol,
 };
 use common::{DEADLINE, EXPECTED, quiet_expected_panics, recv, wait_until};
 use std::sync::Arc;

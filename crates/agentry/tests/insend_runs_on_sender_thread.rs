@@ -6,8 +6,8 @@
 mod common;
 
 use agentry::{
-    Agent, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, Mbox, MultiMbox, Overload,
-    RegisterError, Request, RequestError, State,
+    Agent, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, Mbox, MultiMbox, RegisterError,
+    Request, RequestError, State, limit::Overload,
 };
 use common::recv;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, MultiMbox, Overload};
+use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, MultiMbox, limit::Overload};
 use common::{Gate, GateKey, gate};
 use std::sync::Arc;
 

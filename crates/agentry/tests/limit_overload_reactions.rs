@@ -7,7 +7,7 @@ mod common;
 
 use agentry::limit::Transformed;
 use agentry::{
-    Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, Overload, RequestError, SendError,
+    Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, RequestError, SendError, limit::Overload,
 };
 use common::{Gate, GateKey, gate, wait_stats};
 

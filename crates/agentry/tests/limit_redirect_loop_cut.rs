@@ -6,7 +6,7 @@
 mod common;
 
 use agentry::limit::{MAX_REDIRECT_DEPTH, Transformed};
-use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, Overload};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, limit::Overload};
 use common::{Gate, gate};
 use std::sync::{Arc, OnceLock};
 

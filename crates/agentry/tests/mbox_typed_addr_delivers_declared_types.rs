@@ -8,8 +8,8 @@ mod common;
 
 use agentry::mchain::Mchain;
 use agentry::{
-    Addr, Agent, Ctx, Define, DefineError, Env, Mbox, Protocol, Recipient, Request, RequestError,
-    SendError, UserError,
+    Addr, Agent, Ctx, Define, DefineError, Env, Mbox, Recipient, Request, RequestError, SendError,
+    UserError, protocol::Protocol,
 };
 use common::DEADLINE;
 use std::future::Future;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use agentry::{Agent, Ctx, Define, DefineError, Env, MultiMbox, Overload, SendError};
+use agentry::{Agent, Ctx, Define, DefineError, Env, MultiMbox, SendError, limit::Overload};
 use std::sync::Arc;
 
 #[derive(Debug, PartialEq)]

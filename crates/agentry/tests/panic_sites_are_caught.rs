@@ -8,7 +8,7 @@ mod common;
 use agentry::limit::Transformed;
 use agentry::{
     Agent, Coop, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox,
-    MultiMbox, Overload, PanicReaction, RegisterError, StartFailure, State, UserError,
+    MultiMbox, PanicReaction, RegisterError, StartFailure, State, UserError, limit::Overload,
 };
 use common::{EXPECTED, Gate, gate, quiet_expected_panics, recv, wait_stats};
 use std::panic::AssertUnwindSafe;

@@ -7,7 +7,7 @@ mod common;
 
 use agentry::{
     Agent, Ctx, Define, DefineError, DeregReason, Env, HandlerSampling, HandlerTimes, Mbox,
-    Overload, Tracked,
+    Tracked, limit::Overload,
 };
 use common::{DEADLINE, Gate, gate, wait_until};
 use std::num::NonZeroU32;

@@ -9,8 +9,8 @@ mod common;
 
 use agentry::limit::Transformed;
 use agentry::{
-    Agent, AgentStats, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, Mbox, Overload,
-    PanicReaction, State, Tracked,
+    Agent, AgentStats, Ctx, Define, DefineError, DeregReason, Env, InsendCtx, Mbox, PanicReaction,
+    State, Tracked, limit::Overload,
 };
 use common::{EXPECTED, gate, on_every_dispatcher, quiet_expected_panics, recv};
 use std::sync::Arc;

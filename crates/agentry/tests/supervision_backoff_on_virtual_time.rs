@@ -6,7 +6,7 @@
 mod common;
 
 use agentry::supervision::{Backoff, Strategy, Supervision};
-use agentry::{Agent, Clock, Ctx, Define, DefineError, Env, ManualClock, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Env, Mbox, timer::Clock, timer::ManualClock};
 use common::{EXPECTED, quiet_expected_panics, wait_stats, wait_until};
 use std::time::Duration;
 

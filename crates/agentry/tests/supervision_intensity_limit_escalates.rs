@@ -7,7 +7,8 @@ mod common;
 
 use agentry::supervision::{Strategy, Supervision};
 use agentry::{
-    Agent, Clock, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, ManualClock, Mbox,
+    Agent, CoopDeregistered, Ctx, Define, DefineError, DeregReason, Env, Mbox, timer::Clock,
+    timer::ManualClock,
 };
 use common::{EXPECTED, quiet_expected_panics, recv, wait_until};
 use std::sync::mpsc;

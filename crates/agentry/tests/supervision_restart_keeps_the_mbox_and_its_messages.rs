@@ -10,8 +10,8 @@ mod common;
 
 use agentry::supervision::{Backoff, Strategy, Supervision};
 use agentry::{
-    Agent, Clock, Ctx, Define, DefineError, DeregReason, Env, ManualClock, Mbox, MultiMbox,
-    RequestError,
+    Agent, Ctx, Define, DefineError, DeregReason, Env, Mbox, MultiMbox, RequestError, timer::Clock,
+    timer::ManualClock,
 };
 use common::{DEADLINE, EXPECTED, Log, quiet_expected_panics, wait_stats, wait_until};
 use std::sync::Arc;

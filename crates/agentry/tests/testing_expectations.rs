@@ -4,7 +4,7 @@
 
 use agentry::testing::{TestEnv, TestError};
 use agentry::{
-    Agent, Ctx, Define, DefineError, Mbox, Mchain, ReplyTo, Request, RequestError, State,
+    Agent, Ctx, Define, DefineError, Mbox, ReplyTo, Request, RequestError, State, mchain::Mchain,
 };
 use std::time::Duration;
 

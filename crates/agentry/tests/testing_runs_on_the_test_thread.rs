@@ -3,7 +3,7 @@
 //! time.
 
 use agentry::testing::TestEnv;
-use agentry::{Agent, BuildError, Ctx, Define, DefineError, Mchain, UserError};
+use agentry::{Agent, BuildError, Ctx, Define, DefineError, UserError, mchain::Mchain};
 use std::thread::ThreadId;
 
 /// Reports each number it gets, with the thread that ran the handler.

@@ -2,7 +2,7 @@
 //! agent's finish on the test's thread; `shutdown` returns the final counters.
 
 use agentry::testing::TestEnv;
-use agentry::{Agent, Ctx, Mchain};
+use agentry::{Agent, Ctx, mchain::Mchain};
 use std::time::Duration;
 
 /// Reports its finish.

@@ -11,7 +11,8 @@ mod common;
 
 use agentry::testing::TestEnv;
 use agentry::{
-    Agent, Clock, Ctx, Define, DefineError, Env, InsendCtx, ManualClock, Mbox, UserError,
+    Agent, Ctx, Define, DefineError, Env, InsendCtx, Mbox, UserError, timer::Clock,
+    timer::ManualClock,
 };
 use common::{DEADLINE, Gate, GateKey, gate};
 use std::sync::Arc;
@@ -142,7 +143,7 @@ fn an_insend_handler_does_not_run_for_a_cancelled_timer() {
 fn a_handler_may_cancel_its_own_periodic_timer() {
     /// Cancels its own periodic timer at the third tick.
     struct SelfStopping {
-        timer: Option<agentry::TimerHandle>,
+        timer: Option<agentry::timer::TimerHandle>,
         ticks: u32,
     }
     impl Agent for SelfStopping {

@@ -30,8 +30,8 @@ mod common;
 
 use agentry::testing::TestEnv;
 use agentry::{
-    Agent, Clock, Ctx, Define, DefineError, Env, EnvHandle, InsendCtx, ManualClock, Mbox,
-    MultiMbox, TimerHandle, UserError,
+    Agent, Ctx, Define, DefineError, Env, EnvHandle, InsendCtx, Mbox, MultiMbox, UserError,
+    timer::Clock, timer::ManualClock, timer::TimerHandle,
 };
 use common::{DEADLINE, EXPECTED, Gate, GateKey, gate, wait_stats, wait_until};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

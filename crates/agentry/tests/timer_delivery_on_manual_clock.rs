@@ -12,7 +12,9 @@ mod common;
 
 use agentry::testing::TestEnv;
 use agentry::timer::EngineKind;
-use agentry::{Agent, Clock, Ctx, Define, DefineError, Env, ManualClock, Mbox, MultiMbox};
+use agentry::{
+    Agent, Ctx, Define, DefineError, Env, Mbox, MultiMbox, timer::Clock, timer::ManualClock,
+};
 use common::DEADLINE;
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,8 +9,8 @@ mod common;
 use agentry::supervision::{Strategy, Supervision};
 use agentry::trace::{CallbackTracer, DropReason, Outcome, OutcomeKind, TraceRecord};
 use agentry::{
-    Agent, AgentId, Clock, Ctx, Define, DefineError, DeregReason, Env, ManualClock, Mbox, MboxId,
-    Overload, State,
+    Agent, AgentId, Ctx, Define, DefineError, DeregReason, Env, Mbox, MboxId, State,
+    limit::Overload, timer::Clock, timer::ManualClock,
 };
 use common::{DEADLINE, EXPECTED, Gate, gate, quiet_expected_panics, wait_until};
 use std::sync::{Arc, Mutex};

@@ -7,8 +7,8 @@ mod common;
 
 use agentry::supervision::{Strategy, Supervision};
 use agentry::{
-    Agent, CoopId, Ctx, Define, DefineError, DeregReason, Env, Mbox, Terminated, WatchError,
-    WatchId,
+    Agent, CoopId, Ctx, Define, DefineError, DeregReason, Env, Mbox, WatchError, WatchId,
+    watch::Terminated,
 };
 use common::{DEADLINE, EXPECTED, SHORT, quiet_expected_panics, wait_until};
 use std::sync::mpsc;

@@ -7,8 +7,8 @@ mod common;
 
 use agentry::supervision::{Strategy, Supervision};
 use agentry::{
-    Agent, CoopId, Ctx, Define, DefineError, DeregReason, Env, ExitReason, Mbox, Terminated,
-    WatchError, WatchId, WatchTarget,
+    Agent, CoopId, Ctx, Define, DefineError, DeregReason, Env, Mbox, WatchError, WatchId,
+    watch::ExitReason, watch::Terminated, watch::WatchTarget,
 };
 use common::{DEADLINE, EXPECTED, quiet_expected_panics, recv, wait_until};
 use std::sync::mpsc;

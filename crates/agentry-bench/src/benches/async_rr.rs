@@ -14,7 +14,7 @@
 
 use super::support::{env, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, Ctx, Define, DefineError, Mchain, UserError};
+use agentry::{Agent, Ctx, Define, DefineError, UserError, mchain::Mchain};
 use agentry_tokio::{MboxExt, Tasks};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;

@@ -19,7 +19,7 @@
 
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use crate::workloads::nats_server::NatsServer;
-use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, ExitReason, Mbox};
+use agentry::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox, watch::ExitReason};
 use agentry_cluster::{
     Cluster, DownReason, NodeDown, NodeUp, RemoteExit, RemoteTerminated, Spawned,
 };

@@ -33,7 +33,7 @@ use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, S
 use agentry::snapshot::{SnapshotQuery, SortBy};
 use agentry::trace::{ContextPropagation, HandlerInfo, TraceContext};
 use agentry::{Agent, Env, EnvHandle, HandlerSampling};
-use agentry_metrics::{Inspector, Metrics};
+use agentry_metrics::{Metrics, inspector::Inspector};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::Arc;

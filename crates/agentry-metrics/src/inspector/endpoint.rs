@@ -48,7 +48,7 @@ impl Inspector {
     ///
     /// ```
     /// use agentry::Env;
-    /// use agentry_metrics::Inspector;
+    /// use agentry_metrics::inspector::Inspector;
     /// use std::io::{Read, Write};
     ///
     /// let env = Env::new()?;

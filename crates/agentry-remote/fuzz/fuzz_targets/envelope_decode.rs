@@ -5,7 +5,7 @@
 #![no_main]
 
 use agentry_remote::frame::{self, Frame};
-use agentry_remote::{Codec, Envelope, Registry, TypeTag};
+use agentry_remote::{Codec, envelope::Envelope, Registry, envelope::TypeTag};
 use libfuzzer_sys::fuzz_target;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;

@@ -21,7 +21,7 @@ use std::time::Duration;
 /// name, [`Ctx::watch`](crate::Ctx::watch)).
 ///
 /// ```
-/// use agentry::{Addr, Agent, Ctx, Define, DefineError, Env, Protocol};
+/// use agentry::{Addr, Agent, Ctx, Define, DefineError, Env, protocol::Protocol};
 ///
 /// struct Ping(u32);
 /// struct Pinger { seen: u32 }
@@ -54,7 +54,7 @@ use std::time::Duration;
 /// A type the agent does not declare does not compile:
 ///
 /// ```compile_fail,E0308
-/// # use agentry::{Agent, Env, Protocol};
+/// # use agentry::{Agent, Env, protocol::Protocol};
 /// struct Ping;
 /// struct Pong;
 /// struct Pinger;

@@ -17,7 +17,7 @@
 //! - A supervised agent whose handler panicked (reaction `Supervise`) is *failed*: no handler of
 //!   it runs any more; the messages it takes are deferred, keeping their limit places, to its
 //!   next incarnation (`agent/restart.rs`).
-//! - Starting is part of the coop's registration (`coop/start.rs`): a started agent whose
+//! - Starting is part of the coop's registration (`agent/start.rs`): a started agent whose
 //!   siblings have not all started *holds* the messages it takes until its coop has started; an
 //!   agent whose start failed, or whose coop failed to start, is *stopped*.
 //! - A *stopped* agent handles nothing more: every message it takes is dropped and counted
@@ -31,13 +31,12 @@ use super::ctx::Ctx;
 use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
-use super::layout::AgentLayout;
+use super::layout::{AgentLayout, LayoutCache};
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
+use super::start::{CoopStart, Failed, Go};
 use super::state::{Hooks, State};
-use crate::coop::start::{CoopStart, Failed, Go};
 use crate::disp::{Binder, Lease};
-use crate::env::EnvHandle;
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, MboxId};
 use crate::mbox::current_agent::CURRENT_AGENT;
@@ -90,9 +89,15 @@ pub(crate) trait UndefinedAgent: Send {
     fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError>;
 }
 
+/// Why an agent's env is there whenever its cell asks: `Env`'s drop stops it and waits for
+/// every agent to finish, so a handler, hook or control of an agent runs while its env lives.
+pub(crate) const ENV_LIVES: &str =
+    "invariant: an agent's handlers, hooks and controls run while its env lives";
+
 /// Where a defined agent goes: what its cell knows from its definition on.
 pub(crate) struct Placement<'a> {
-    pub(crate) env: &'a EnvHandle,
+    /// The env's layout cache (`agent/layout.rs`).
+    pub(crate) layouts: &'a LayoutCache,
     /// The binder it is bound with (its child coops run there too).
     pub(crate) binder: Binder,
 }
@@ -161,7 +166,7 @@ pub(crate) struct Attach {
     pub(crate) start: StartTicket,
 }
 
-/// Where an agent reports the outcome of its start (`coop/start.rs`).
+/// Where an agent reports the outcome of its start (`agent/start.rs`).
 pub(crate) enum StartTicket {
     /// Its coop's registration: the coop's start when siblings or a waiting registration
     /// share it (`None`: the agent's own outcome is the verdict), and the agent's position in
@@ -206,7 +211,7 @@ pub(super) fn define_cell<A: Agent>(
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
 ) -> Result<Defined, DefineError> {
-    let expected = at.env.inner().layouts.cached(TypeId::of::<A>());
+    let expected = at.layouts.cached(TypeId::of::<A>());
     let mut def = Define::new(me, expected);
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
@@ -249,8 +254,6 @@ impl<A: Agent> AgentCell<A> {
             None => {
                 let (handler_layout, handlers) = table.finish(&states);
                 let layout = at
-                    .env
-                    .inner()
                     .layouts
                     .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
                 (layout, handlers)
@@ -271,7 +274,6 @@ impl<A: Agent> AgentCell<A> {
             ctx: Ctx {
                 mbox: me,
                 id: AgentId::UNATTACHED,
-                env: at.env.clone(),
                 binder: at.binder,
                 state: State::DEFAULT,
                 layout,
@@ -360,7 +362,7 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
     }
 }
 
-/// Where an agent is in its start (`coop/start.rs`).
+/// Where an agent is in its start (`agent/start.rs`).
 enum Starting {
     /// Defined, not yet attached ([`DefinedAgent::attach`]): what its definition declared
     /// that only its registration reads (the priority its binding is prepared with, and
@@ -754,10 +756,7 @@ impl<A: Agent> AgentCell<A> {
             PanicReaction::Supervise => self.fail(),
             reaction => {
                 self.stop(DropReason::AgentFailed);
-                self.ctx
-                    .env
-                    .inner()
-                    .react_to_panic(reaction, self.ctx.coop());
+                self.host().react_to_agent_panic(reaction, self.ctx.coop());
             }
         }
     }
@@ -780,10 +779,8 @@ impl<A: Agent> AgentCell<A> {
             }
             None => {
                 self.stop(DropReason::AgentFailed);
-                self.ctx
-                    .env
-                    .inner()
-                    .react_to_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
+                self.host()
+                    .react_to_agent_panic(PanicReaction::DeregisterCoop, self.ctx.coop());
             }
         }
     }
@@ -882,7 +879,7 @@ impl<A: Agent> AgentCell<A> {
     }
 
     /// Starts the agent (its initial states, then `on_start`) and reports the outcome
-    /// (`coop/start.rs`).
+    /// (`agent/start.rs`).
     fn start(&mut self) {
         self.gate &= !NOT_STARTED;
         let ticket = match std::mem::replace(&mut self.starting, Starting::Settled) {
@@ -962,10 +959,8 @@ impl<A: Agent> AgentCell<A> {
         if let StartFailure::Panicked(_) = failure {
             self.count_panic();
             if self.panic_reaction == PanicReaction::Abort {
-                self.ctx
-                    .env
-                    .inner()
-                    .react_to_panic(PanicReaction::Abort, self.ctx.coop());
+                self.host()
+                    .react_to_agent_panic(PanicReaction::Abort, self.ctx.coop());
             }
         }
         let (coop, index) = match ticket {
@@ -999,10 +994,8 @@ impl<A: Agent> AgentCell<A> {
         });
         if first {
             // Already leaving (deregistered meanwhile) is fine: it goes either way.
-            let _ = self
-                .ctx
-                .env
-                .deregister_coop(self.ctx.coop(), DeregReason::StartFailed);
+            self.host()
+                .deregister_for_agent(self.ctx.coop(), DeregReason::StartFailed);
         }
     }
 }
@@ -1058,13 +1051,17 @@ impl<A: Agent> AgentCell<A> {
         }
     }
 
+    /// Its env, reached through its mbox (the cell keeps none), on the rare paths that need it.
+    fn host(&self) -> Arc<dyn AgentHost> {
+        self.shared().env().expect(ENV_LIVES)
+    }
+
     /// A supervisor's `Stop`: this incarnation ends, the slot moves on to the next one (a new
     /// id), the agent value is dropped, and a suspended body takes the slot
     /// (`agent/restart.rs`).
     fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
         self.finish_incarnation();
-        let env = self.ctx.env.clone();
-        env.inner().drop_watches_of(self.ctx.mbox.id());
+        self.host().watcher_gone(self.ctx.mbox.id());
         let next = cx.next_incarnation();
         let b = self
             .shared()
@@ -1102,7 +1099,6 @@ impl<A: Agent> AgentCell<A> {
             coop: ctx.coop(),
             mbox: ctx.mbox,
             id: next.id(),
-            env,
             lease: lease.expect("invariant: an attached cell holds its lease"),
             binder: ctx.binder,
             restart: restart.expect("invariant: only supervised agents are stopped"),
@@ -1170,7 +1166,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             );
         }
         Exit {
-            env: Arc::clone(self.ctx.env.inner()) as Arc<dyn AgentHost>,
+            env: self.host(),
             coop: self.ctx.coop(),
             agent: Arc::clone(self.ctx.mbox.shared()),
         }

@@ -1,6 +1,7 @@
 //! `Ctx<A>`: what a handler can do besides touching its agent. Its methods that go through the
 //! environment (the env itself, child coops, `spawn`, deregistering the coop, stopping the
-//! env, timers, death watch) are in the env's layer, `env/ctx.rs`.
+//! env, timers, death watch) are in the env's layer, `env/ctx.rs`. A `Ctx` keeps no env of its
+//! own: the agent's mbox reaches it (its class holds the env weakly, `mbox/class.rs`).
 
 use super::Addr;
 use super::Agent;
@@ -8,7 +9,6 @@ use super::layout::AgentLayout;
 use super::protocol::Protocol;
 use super::state::State;
 use crate::disp::Binder;
-use crate::env::EnvHandle;
 use crate::error::StateError;
 use crate::ids::{AgentId, CoopId};
 use crate::mbox::Mbox;
@@ -24,7 +24,6 @@ use std::sync::Arc;
 pub struct Ctx<A> {
     pub(crate) mbox: Mbox,
     pub(crate) id: AgentId,
-    pub(crate) env: EnvHandle,
     /// The binder the agent was bound with (its child coops' default).
     pub(crate) binder: Binder,
     pub(crate) state: State,

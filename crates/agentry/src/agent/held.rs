@@ -2,7 +2,7 @@
 //!
 //! An agent keeps a message it takes when it cannot handle it yet: a failed supervised agent
 //! keeps it for its next incarnation (`agent/restart.rs`), a started agent of a coop whose
-//! siblings are still starting keeps it until the coop has started (`coop/start.rs`). What is
+//! siblings are still starting keeps it until the coop has started (`agent/start.rs`). What is
 //! kept is handled later in the order it came ([`replay`]), or dropped and counted
 //! ([`drop_message`]) — never lost silently.
 

@@ -32,6 +32,7 @@
 
 use super::handlers::HandlerLayout;
 use super::state::{State, StateTree};
+use crate::mbox::direct::AgentHost;
 use parking_lot::Mutex;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -71,6 +72,13 @@ impl LayoutCache {
     /// is compared with as it goes (`HandlerTable::expecting`).
     pub(crate) fn cached(&self, agent: TypeId) -> Option<Arc<AgentLayout>> {
         self.by_type.lock().get(&agent).cloned()
+    }
+
+    /// The layout cache of the env `host`.
+    pub(crate) fn of(host: &dyn AgentHost) -> &LayoutCache {
+        host.layouts()
+            .downcast_ref()
+            .expect("invariant: an env's layouts are a LayoutCache")
     }
 
     /// The layout an agent of type `agent` is to use: the cached one if equal to `layout`,

@@ -5,7 +5,7 @@
 //! [`Request<Q, R>`](crate::Request):
 //!
 //! ```
-//! use agentry::{Agent, Ctx, Define, DefineError, Env, Protocol, Request};
+//! use agentry::{Agent, Ctx, Define, DefineError, Env, protocol::Protocol, Request};
 //! use std::time::Duration;
 //!
 //! struct Add(u64);
@@ -40,7 +40,7 @@
 //! A type outside the protocol does not compile:
 //!
 //! ```compile_fail,E0277
-//! # use agentry::{Agent, Env, Protocol, Request};
+//! # use agentry::{Agent, Env, protocol::Protocol, Request};
 //! struct Add(u64);
 //! struct Total;
 //! struct Reset;
@@ -115,7 +115,7 @@ use std::any::TypeId;
 /// rustdoc does not compare them); with a one-type protocol an undeclared type is E0308.
 ///
 /// ```
-/// # use agentry::{Agent, Env, Protocol, Recipient, Request};
+/// # use agentry::{Agent, Env, protocol::Protocol, Recipient, Request};
 /// # use std::time::Duration;
 /// struct Ping;
 /// struct Status;
@@ -132,7 +132,7 @@ use std::any::TypeId;
 /// ```
 ///
 /// ```compile_fail,E0308
-/// # use agentry::{Agent, Env, Protocol, Recipient};
+/// # use agentry::{Agent, Env, protocol::Protocol, Recipient};
 /// struct Ping;
 /// struct Pong;
 /// struct Pinger;
@@ -144,7 +144,7 @@ use std::any::TypeId;
 /// ```
 ///
 /// ```compile_fail,E0308
-/// # use agentry::{Agent, Env, Protocol, Recipient};
+/// # use agentry::{Agent, Env, protocol::Protocol, Recipient};
 /// # struct Ping;
 /// # struct Pong;
 /// # struct Pinger;
@@ -156,7 +156,7 @@ use std::any::TypeId;
 /// ```
 ///
 /// ```compile_fail,E0277
-/// # use agentry::{Agent, Env, Protocol, Request};
+/// # use agentry::{Agent, Env, protocol::Protocol, Request};
 /// # use std::time::Duration;
 /// # struct Ping;
 /// # struct Status;
@@ -172,7 +172,7 @@ use std::any::TypeId;
 /// The reply type is the declared one:
 ///
 /// ```compile_fail,E0308
-/// # use agentry::{Agent, Env, Protocol, Request};
+/// # use agentry::{Agent, Env, protocol::Protocol, Request};
 /// # use std::time::Duration;
 /// # struct Status;
 /// # struct Pinger;
@@ -196,7 +196,7 @@ use std::any::TypeId;
 /// And an untyped mbox does not become a typed address:
 ///
 /// ```compile_fail,E0308
-/// # use agentry::{Addr, Agent, Env, Protocol};
+/// # use agentry::{Addr, Agent, Env, protocol::Protocol};
 /// # struct Ping;
 /// # struct Pinger;
 /// # impl Agent for Pinger {}
@@ -207,7 +207,7 @@ use std::any::TypeId;
 /// ```
 ///
 /// ```compile_fail,E0624
-/// # use agentry::{Addr, Agent, Env, Protocol};
+/// # use agentry::{Addr, Agent, Env, protocol::Protocol};
 /// # struct Ping;
 /// # struct Pinger;
 /// # impl Agent for Pinger {}
@@ -225,7 +225,7 @@ struct SendsAreChecked;
 /// is checked.
 ///
 /// ```
-/// use agentry::{Agent, Protocol, Request};
+/// use agentry::{Agent, protocol::Protocol, Request};
 ///
 /// struct Ping;
 /// struct Status;

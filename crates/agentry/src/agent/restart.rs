@@ -48,17 +48,17 @@
 
 use super::Agent;
 use super::cell::{
-    AgentCell, Attach, Defined, DefinedAgent, Observe, Placement, StartTicket, UndefinedAgent,
-    define_cell,
+    AgentCell, Attach, Defined, DefinedAgent, ENV_LIVES, Observe, Placement, StartTicket,
+    UndefinedAgent, define_cell,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
+use super::layout::LayoutCache;
 use crate::demand::Demand;
 use crate::disp::{Binder, Lease};
-use crate::env::EnvHandle;
 use crate::error::DefineError;
 use crate::ids::{AgentId, CoopId, MboxId};
-use crate::mbox::direct::{AgentHost, AgentShared};
+use crate::mbox::direct::AgentShared;
 use crate::mbox::limit::shape_of;
 use crate::mbox::supervisor_link::Ack;
 use crate::mbox::supervisor_link::SupervisorLink;
@@ -158,7 +158,6 @@ pub(crate) struct Suspended<A: Agent> {
     /// The next incarnation's id (the slot already carries its generation).
     pub(crate) id: AgentId,
     pub(crate) coop: CoopId,
-    pub(crate) env: EnvHandle,
     pub(crate) lease: Lease,
     /// The binder the agent was bound with (the next incarnation's too).
     pub(crate) binder: Binder,
@@ -244,7 +243,6 @@ impl<A: Agent> Suspended<A> {
             mbox,
             id,
             coop: _,
-            env,
             lease,
             binder,
             mut restart,
@@ -253,7 +251,11 @@ impl<A: Agent> Suspended<A> {
         } = *self;
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
-        let placement = Placement { env: &env, binder };
+        let env = mbox.shared().env().expect(ENV_LIVES);
+        let placement = Placement {
+            layouts: LayoutCache::of(&*env),
+            binder,
+        };
         let (mut cell, parts) = AgentCell::defined(agent, def, Some(restart), placement);
         cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).
@@ -332,7 +334,7 @@ impl<A: Agent> AgentBody for Suspended<A> {
             DropReason::CoopDeregistering,
         );
         Exit {
-            env: Arc::clone(self.env.inner()) as Arc<dyn AgentHost>,
+            env: self.mbox.shared().env().expect(ENV_LIVES),
             coop: self.coop,
             agent: Arc::clone(shared),
         }

@@ -101,7 +101,7 @@ impl EnvBuilder {
     }
 
     /// The clock of the environment's timers (default: the system clock; a
-    /// [`ManualClock`](crate::ManualClock) makes timers deterministic in tests).
+    /// [`ManualClock`](crate::timer::ManualClock) makes timers deterministic in tests).
     pub fn clock(&mut self, clock: Clock) -> &mut Self {
         self.clock = clock;
         self

@@ -17,20 +17,20 @@ use crate::timer::TimerHandle;
 use std::time::Duration;
 
 impl<A: Agent> Ctx<A> {
-    /// The environment.
-    pub fn env(&self) -> &EnvHandle {
-        &self.env
+    /// The environment (a handle to it: the `Ctx` keeps none, its agent's mbox reaches it).
+    pub fn env(&self) -> EnvHandle {
+        EnvHandle::of(self.mbox.shared())
     }
 
     /// Starts deregistering this agent's coop (children first). Returns immediately.
     pub fn deregister_coop(&self, reason: DeregReason) {
         // Already deregistering is fine: the coop is on its way out either way.
-        let _ = self.env.deregister_coop(self.coop(), reason);
+        let _ = self.env().deregister_coop(self.coop(), reason);
     }
 
     /// Stops the environment (gracefully: stop guards first). Returns immediately.
     pub fn stop_env(&self) {
-        self.env.stop();
+        self.env().stop();
     }
 
     /// A new coop whose parent is this agent's coop, and whose agents run on this agent's
@@ -39,7 +39,7 @@ impl<A: Agent> Ctx<A> {
     /// thread of its own. (A coop from [`EnvHandle::new_coop`] runs on the environment's
     /// default dispatcher.)
     pub fn child_coop(&self) -> Coop {
-        let mut coop = self.env.new_coop();
+        let mut coop = self.env().new_coop();
         coop.set_parent(self.coop()).set_binder(&self.binder);
         coop
     }
@@ -57,20 +57,20 @@ impl<A: Agent> Ctx<A> {
     /// [`RegisterError`] here (e.g. [`RegisterError::ParentDeregistering`] once this agent's
     /// coop is leaving). Use a [`Coop`] to start several agents as one transaction.
     pub fn spawn<B: Agent>(&self, agent: B) -> Result<Mbox, RegisterError> {
-        self.env
+        self.env()
             .register_one(self.child_coop(), |coop| coop.add(agent))
     }
 
     /// [`spawn`](Self::spawn), returning the child's typed address (see
     /// [`Coop::add_addr`]).
     pub fn spawn_addr<B: Protocol>(&self, agent: B) -> Result<Addr<B>, RegisterError> {
-        self.env
+        self.env()
             .register_one(self.child_coop(), |coop| coop.add_addr(agent))
     }
 
     /// Registers `coop` (typically made by [`child_coop`](Self::child_coop)).
     pub fn register_coop(&self, coop: Coop) -> Result<CoopId, RegisterError> {
-        self.env.register_coop(coop)
+        self.env().register_coop(coop)
     }
 
     /// Sends `message` to `to` (an mbox, a multi mbox or a chain) after `delay` (see
@@ -81,7 +81,7 @@ impl<A: Agent> Ctx<A> {
         delay: Duration,
         message: M,
     ) -> TimerHandle {
-        self.env.send_delayed(to, delay, message)
+        self.env().send_delayed(to, delay, message)
     }
 
     /// Sends `message` to `to` after `delay`, then every `period` (see
@@ -93,11 +93,11 @@ impl<A: Agent> Ctx<A> {
         period: Duration,
         message: M,
     ) -> TimerHandle {
-        self.env.send_periodic(to, delay, period, message)
+        self.env().send_periodic(to, delay, period, message)
     }
 
     /// Watches the agent behind `target`: when it is gone this agent receives a
-    /// [`Terminated`](crate::Terminated) with the reason — at once if it is gone already (see
+    /// [`Terminated`](crate::watch::Terminated) with the reason — at once if it is gone already (see
     /// [`watch`](crate::watch) for the rules). Errors: watching itself
     /// ([`WatchError::SelfWatch`]), an agent never registered ([`WatchError::NotRegistered`]),
     /// of another environment ([`WatchError::OtherEnv`]), or from `on_finish` and the state
@@ -106,22 +106,22 @@ impl<A: Agent> Ctx<A> {
         if self.finishing {
             return Err(WatchError::WatcherFinishing);
         }
-        self.env.inner().watch_agent(&self.mbox, target)
+        self.env().inner().watch_agent(&self.mbox, target)
     }
 
     /// Watches the coop `coop`: when it is gone (deregistration complete) this agent receives
-    /// a [`Terminated`](crate::Terminated) with the reason; at once, with
-    /// [`ExitReason::Unknown`](crate::ExitReason::Unknown), if it is not registered.
+    /// a [`Terminated`](crate::watch::Terminated) with the reason; at once, with
+    /// [`ExitReason::Unknown`](crate::watch::ExitReason::Unknown), if it is not registered.
     pub fn watch_coop(&self, coop: CoopId) -> Result<WatchId, WatchError> {
         if self.finishing {
             return Err(WatchError::WatcherFinishing);
         }
-        Ok(self.env.inner().watch_coop(&self.mbox, coop))
+        Ok(self.env().inner().watch_coop(&self.mbox, coop))
     }
 
     /// Removes a watch this agent made; [`WatchError::UnknownWatch`] if it already fired, was
     /// removed, or is not this agent's.
     pub fn unwatch(&self, watch: WatchId) -> Result<(), WatchError> {
-        self.env.inner().unwatch(&self.mbox, watch)
+        self.env().inner().unwatch(&self.mbox, watch)
     }
 }

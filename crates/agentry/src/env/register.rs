@@ -1,9 +1,9 @@
 //! The registration transaction: a coop's agents define themselves, bind, are committed and
-//! start (`EnvInner::register`; phases 1–4 below, the start step in `coop/start.rs`).
+//! start (`EnvInner::register`; phases 1–4 below, the start step in `agent/start.rs`).
 
-use super::{EnvHandle, EnvInner, SHUTTING_DOWN};
+use super::{EnvInner, SHUTTING_DOWN};
 use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket};
-use crate::coop::start::{CoopStart, Failed};
+use crate::agent::start::{CoopStart, Failed};
 use crate::coop::{Coop, PendingAgent};
 use crate::demand::Demand;
 use crate::disp::{BindScope, Binder, on_a_dispatcher_thread};
@@ -58,7 +58,6 @@ impl EnvInner {
         // in the allocation that holds it from then on. The coop's list of pending agents becomes
         // the list of defined ones in place (no per-agent temporary survives the definition).
         let id = CoopId::next();
-        let handle = EnvHandle(Arc::clone(self));
         let default = Binder::env_default(self.address());
         let mut defined = agents
             .into_iter()
@@ -72,7 +71,7 @@ impl EnvInner {
                 let agent_type = shared.agent_type();
                 let me = Mbox::from_shared(shared);
                 let at = Placement {
-                    env: &handle,
+                    layouts: &self.layouts,
                     binder: own
                         .or_else(|| binder.clone())
                         .unwrap_or_else(|| default.clone()),
@@ -115,7 +114,7 @@ impl EnvInner {
 
         // Phase 3: commit (infallible past the parent check), under the registry lock so that
         // a concurrent deregistration or shutdown sees the coop whole or not at all.
-        // Phase 4, the start, is waited for unless waiting could deadlock (`coop/start.rs`).
+        // Phase 4, the start, is waited for unless waiting could deadlock (`agent/start.rs`).
         let wait = !on_a_dispatcher_thread();
         let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
         let mut registry = self.registry.lock();
@@ -216,7 +215,7 @@ impl EnvInner {
 
     /// Waits for the start of the coop `id` (phase 4): for its verdict, and after a failure
     /// for the coop to be gone. Only a failed start's coop is told to report its end here
-    /// (`coop/start.rs` ground rules: nothing keeps the start of a coop that started).
+    /// (`agent/start.rs` ground rules: nothing keeps the start of a coop that started).
     fn wait_for_start(&self, id: CoopId, start: &Arc<CoopStart>) -> Result<(), Failed> {
         if !start.wait_verdict() {
             let listener = CoopStart::gone_listener(start);

@@ -17,7 +17,7 @@ use crate::mbox::supervisor_link::SupervisorLink;
 use crate::message::LimitSlot;
 use crate::message::payload::Payload;
 use crate::panic_reaction::PanicReaction;
-use crate::reason::ExitReason;
+use crate::reason::{DeregReason, ExitReason};
 use crate::slab::{AgentSlab, IncarnationRef};
 use crate::stats::{AgentCounters, EnvCounters, HandlerSampling};
 use crate::timer::delivery::Delivery;
@@ -80,8 +80,20 @@ pub(crate) trait AgentHost: Send + Sync {
     fn agent_classes(&self) -> &AgentClasses;
     /// `agent` of `coop` is gone without a finish demand (`EnvInner::agent_finished`).
     fn agent_left(self: Arc<Self>, coop: CoopId, agent: &AgentShared);
-    /// Carries out `reaction` to a panic in an agent of `coop` (`EnvInner::react_to_panic`).
-    fn react_to_insend_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId);
+    /// Carries out `reaction` to a panic in an agent of `coop`, in a handler, a hook or an
+    /// insend handler (`EnvInner::react_to_panic`).
+    fn react_to_agent_panic(self: Arc<Self>, reaction: PanicReaction, coop: CoopId);
+    /// Starts deregistering `coop` for one of its agents (a failed start); one already
+    /// leaving is fine, it goes either way.
+    fn deregister_for_agent(self: Arc<Self>, coop: CoopId, reason: DeregReason);
+    /// The watches of the agent whose mbox is `watcher` end (a restarted incarnation's).
+    fn watcher_gone(&self, watcher: MboxId);
+    /// The env's layout cache (`agent/layout.rs`' `LayoutCache`, which the agents' layer
+    /// downcasts this to: the mboxes do not name it).
+    fn layouts(&self) -> &(dyn std::any::Any + Send + Sync);
+    /// The env itself, for the env's layer to downcast (`EnvHandle::of`: an agent's `Ctx`
+    /// reaches its env through its mbox).
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
 }
 
 /// What an agent declared per message type for its senders: insend handlers and event
@@ -408,7 +420,7 @@ impl AgentShared {
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
                     if let Some(env) = self.env() {
-                        env.react_to_insend_panic(reaction, b.coop);
+                        env.react_to_agent_panic(reaction, b.coop);
                     }
                 }
             }

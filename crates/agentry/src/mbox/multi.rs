@@ -4,7 +4,7 @@
 //! read lock to clone the list's `Arc`, then delivers without holding any lock, so insend
 //! handlers and filters may send freely (even to the same mbox).
 //!
-//! A subscriber is an agent or a message chain ([`Mchain::subscribe`](crate::Mchain::subscribe)).
+//! A subscriber is an agent or a message chain ([`Mchain::subscribe`](crate::mchain::Mchain::subscribe)).
 //! A chain is held weakly (once its last handle is gone nobody could receive) and never makes
 //! the sender wait (see `mchain.rs`).
 

@@ -6,13 +6,13 @@ use std::fmt;
 use std::marker::PhantomData;
 
 /// An agent's direct mbox restricted to one message type `M`, which the agent declares in its
-/// [`Protocol`](crate::Protocol): made by [`Addr::recipient`](crate::Addr::recipient), so the
+/// [`Protocol`](crate::protocol::Protocol): made by [`Addr::recipient`](crate::Addr::recipient), so the
 /// type was checked when it was made. It names the message type, not the agent's: the reply
 /// address to carry in a message, or a [`Destination`](crate::Destination) for a timer (its
 /// `Destination` impl is in `destination.rs`). Same size as an `Mbox`.
 ///
 /// ```
-/// use agentry::{Agent, Ctx, Define, DefineError, Env, Protocol, Recipient};
+/// use agentry::{Agent, Ctx, Define, DefineError, Env, protocol::Protocol, Recipient};
 /// use std::time::Duration;
 ///
 /// struct Tick;

@@ -19,7 +19,7 @@ use std::task::{Context, Poll};
 /// [`RecvError::Closed`] once the chain is closed and empty; it has no timeout of its own.
 ///
 /// ```
-/// use agentry::Mchain;
+/// use agentry::mchain::Mchain;
 /// use std::future::Future;
 /// use std::pin::pin;
 /// use std::task::{Context, Poll, Waker};

@@ -35,7 +35,7 @@ pub(super) fn expect<T: 'static>(got: Result<Envelope, RecvError>) -> Result<T, 
 /// [`Recv`] is to [`Mchain::recv`](super::Mchain::recv).
 ///
 /// ```
-/// use agentry::Mchain;
+/// use agentry::mchain::Mchain;
 /// use std::future::Future;
 /// use std::pin::pin;
 /// use std::task::{Context, Poll, Waker};

@@ -9,7 +9,7 @@ use std::fmt;
 /// let a [`Handlers`](crate::mchain::Handlers) set pick the closure for its type.
 ///
 /// ```
-/// use agentry::Mchain;
+/// use agentry::mchain::Mchain;
 /// use std::time::Duration;
 ///
 /// let chain = Mchain::unbounded();

@@ -77,6 +77,6 @@ pub(crate) enum Control {
         /// The restart it belongs to.
         epoch: u64,
     },
-    /// The agent's coop has started (`coop/start.rs`): handle the messages held meanwhile.
+    /// The agent's coop has started (`agent/start.rs`): handle the messages held meanwhile.
     Release,
 }

@@ -141,7 +141,7 @@ impl TestEnvBuilder {
 ///
 /// ```
 /// use agentry::testing::TestEnv;
-/// use agentry::{Agent, Ctx, Define, DefineError, Mchain};
+/// use agentry::{Agent, Ctx, Define, DefineError, mchain::Mchain};
 /// use std::time::Duration;
 ///
 /// /// Answers every `Ping` with a `Pong` to the chain it carries, a second later.

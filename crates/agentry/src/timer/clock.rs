@@ -19,7 +19,7 @@ pub enum Clock {
 /// A clock for deterministic tests: time stands still until [`advance`](Self::advance).
 ///
 /// ```
-/// use agentry::{Agent, Clock, Ctx, Define, DefineError, Env, ManualClock};
+/// use agentry::{Agent, timer::Clock, Ctx, Define, DefineError, Env, timer::ManualClock};
 /// use std::sync::mpsc;
 /// use std::time::Duration;
 ///

@@ -2,7 +2,7 @@
 //! thread's record of the deliveries it is inside: a [`TimerHandle::cancel`] made from
 //! inside a delivery of its own timer must not wait for itself.
 //!
-//! [`TimerHandle::cancel`]: crate::TimerHandle::cancel
+//! [`TimerHandle::cancel`]: crate::timer::TimerHandle::cancel
 //!
 //! Only a timer's message pays for this: beginning and ending a delivery costs the token's
 //! two atomic operations, an `Arc` clone and drop, and a push and a pop on a thread-local

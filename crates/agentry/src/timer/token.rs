@@ -1,6 +1,6 @@
 //! The state of one timer, and the protocol that makes [`TimerHandle::cancel`] a barrier.
 //!
-//! [`TimerHandle::cancel`]: crate::TimerHandle::cancel
+//! [`TimerHandle::cancel`]: crate::timer::TimerHandle::cancel
 //!
 //! # Ground rules
 //!

@@ -8,8 +8,8 @@ use super::plan::{AgentPlan, ChildOrder, LimitPlan, StartPlan};
 use crate::soak::provoked::Provoker;
 use agentry::limit::Transformed;
 use agentry::{
-    Agent, Ctx, Define, DefineError, DeregReason, InsendCtx, MultiMbox, Overload, PanicReaction,
-    State, TimerHandle, UserError,
+    Agent, Ctx, Define, DefineError, DeregReason, InsendCtx, MultiMbox, PanicReaction, State,
+    UserError, limit::Overload, timer::TimerHandle,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

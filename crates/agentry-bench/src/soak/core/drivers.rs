@@ -12,7 +12,7 @@ use super::ledger::Ledger;
 use super::plan::{ChildOrder, CoopPlan, chance};
 use crate::soak::tally::Tally;
 use crate::xorshift::XorShift;
-use agentry::{DeregReason, DeregisterError, EnvHandle, TimerHandle};
+use agentry::{DeregReason, DeregisterError, EnvHandle, timer::TimerHandle};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
