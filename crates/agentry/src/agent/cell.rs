@@ -44,7 +44,7 @@ use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::LimitSlot;
 use crate::message::Undelivered;
-use crate::message::payload::Payload;
+use crate::message::payload::{Lent, Payload};
 use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::reason::DeregReason;
@@ -490,7 +490,7 @@ impl<A: Agent> AgentCell<A> {
 
     /// Releases the message's limit place, finds its handler and runs it (the hot path).
     #[inline(always)]
-    fn dispatch(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Dispatched {
+    fn dispatch(&mut self, source: MboxId, payload: Lent<'_>, limit: LimitSlot) -> Dispatched {
         let shared = self.ctx.mbox.shared();
         if limit != LimitSlot::NONE
             && let Some(b) = shared.binding()
@@ -512,7 +512,7 @@ impl<A: Agent> AgentCell<A> {
                 state = self.ctx.layout.states.name(self.ctx.state),
                 "no handler in the current state"
             );
-            payload.reject(Undelivered::NoHandler);
+            payload.take().reject(Undelivered::NoHandler);
             return Dispatched::Unhandled;
         };
         let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
@@ -593,7 +593,7 @@ impl<A: Agent> AgentCell<A> {
         if self.gate & (OBSERVED | TIMED) != 0 {
             return self.dispatch_observed(source, payload, limit);
         }
-        self.dispatch(source, payload, limit).into()
+        payload.lend(|p| self.dispatch(source, p, limit)).into()
     }
 
     /// [`dispatch`](Self::dispatch) with the agent's observation: a span around it, its time
@@ -624,7 +624,7 @@ impl<A: Agent> AgentCell<A> {
             .entered()
         });
         let started = timed.then(Instant::now);
-        let dispatched = self.dispatch(source, payload, limit);
+        let dispatched = payload.lend(|p| self.dispatch(source, p, limit));
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
             // Made by the agent's first timed run.
@@ -1120,9 +1120,9 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     }
 
     #[inline]
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
+    fn on_message(&mut self, source: MboxId, payload: Lent<'_>, limit: LimitSlot) -> Taken {
         if self.gate != 0 && !self.skips_timing() {
-            return self.on_message_slow(source, payload, limit, None);
+            return self.on_message_slow(source, payload.take(), limit, None);
         }
         self.dispatch(source, payload, limit).into()
     }
@@ -1137,7 +1137,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         if self.gate != 0 && !self.skips_timing() {
             return self.on_message_slow(source, payload, limit, Some(token));
         }
-        self.dispatch(source, payload, limit).into()
+        payload.lend(|p| self.dispatch(source, p, limit)).into()
     }
 
     fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) {

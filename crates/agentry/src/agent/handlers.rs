@@ -36,7 +36,7 @@ use super::layout::AgentLayout;
 use super::state::{State, StateTree};
 use crate::error::DefineError;
 use crate::ids::MboxId;
-use crate::message::payload::Payload;
+use crate::message::payload::Lent;
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -44,7 +44,7 @@ use std::sync::Arc;
 
 /// A handler with its message type erased.
 pub(crate) trait ErasedHandler<A>: Send {
-    fn call(&self, agent: &mut A, ctx: &mut Ctx<A>, payload: Payload);
+    fn call(&self, agent: &mut A, ctx: &mut Ctx<A>, payload: Lent<'_>);
 }
 
 /// A typed handler `Fn(&mut A, &mut Ctx<A>, M)`.
@@ -68,7 +68,7 @@ where
     F: Fn(&mut A, &mut Ctx<A>, M) + Send + 'static,
 {
     #[inline]
-    fn call(&self, agent: &mut A, ctx: &mut Ctx<A>, payload: Payload) {
+    fn call(&self, agent: &mut A, ctx: &mut Ctx<A>, payload: Lent<'_>) {
         // SAFETY: the table stores this handler under `TypeId::of::<M>()` and the lookup matched
         // the payload's type id against it.
         let message = unsafe { payload.take_unchecked::<M>() };

@@ -67,7 +67,7 @@ pub(crate) fn replay(
         };
         let taken = match token {
             Some(token) => body.on_timer_message(source, payload, limit, token),
-            None => body.on_message(source, payload, limit),
+            None => payload.lend(|p| body.on_message(source, p, limit)),
         };
         drop(delivery);
         cx.count(taken);

@@ -64,7 +64,7 @@ use crate::mbox::supervisor_link::Ack;
 use crate::mbox::supervisor_link::SupervisorLink;
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::LimitSlot;
-use crate::message::payload::Payload;
+use crate::message::payload::{Lent, Payload};
 use crate::panic_reaction::PanicReaction;
 use crate::slab::IncarnationCx;
 pub(crate) use crate::slab::body::Control;
@@ -295,10 +295,10 @@ impl<A: Agent> Suspended<A> {
 impl<A: Agent> AgentBody for Suspended<A> {
     fn on_start(&mut self) {}
 
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken {
+    fn on_message(&mut self, source: MboxId, payload: Lent<'_>, limit: LimitSlot) -> Taken {
         self.defer(Held {
             source,
-            payload,
+            payload: payload.take(),
             limit,
             token: None,
         })

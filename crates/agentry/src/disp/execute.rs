@@ -10,7 +10,7 @@
 //! nothing — the hook costs nothing where it is not used.
 
 use crate::demand::{Demand, Kind, Revocable, Traced};
-use crate::message::payload::Payload;
+use crate::message::payload::{Lent, Payload};
 use crate::slab::body::{AgentBody, Control, Taken};
 use crate::slab::{AgentRef, AgentSlab, IncarnationCx};
 use crate::stats::EnvCounters;
@@ -81,7 +81,7 @@ pub(crate) unsafe fn execute(demand: Demand, slab: &AgentSlab, counters: &EnvCou
 /// As [`execute`].
 #[inline]
 pub(crate) unsafe fn execute_observed<O: Observer>(
-    demand: Demand,
+    mut demand: Demand,
     slab: &AgentSlab,
     counters: &EnvCounters,
     observer: &mut O,
@@ -97,10 +97,11 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
     let limit = demand.limit();
     match demand.kind() {
         Kind::MESSAGE => {
-            let payload = demand
-                .payload
-                .expect("invariant: message demands carry a payload");
-            observer.before(target, Some(&payload));
+            observer.before(target, demand.payload.as_ref());
+            // Lent, not moved: the payload stays in the demand (`message/payload.rs`).
+            let Some(payload) = Lent::of(&mut demand.payload) else {
+                unreachable!("invariant: message demands carry a payload")
+            };
             let taken = body.on_message(demand.source, payload, limit);
             // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot
             // finish their own agent synchronously).
@@ -208,7 +209,7 @@ unsafe fn execute_traced<O: Observer>(
     };
     observer.before(target, Some(&inner));
     let span = handler_span(counters, &context, target, &inner, false);
-    let taken = span.in_scope(|| body.on_message(demand.source, inner, limit));
+    let taken = span.in_scope(|| inner.lend(|p| body.on_message(demand.source, p, limit)));
     // SAFETY: forwarded contract; the agent is still in its slot (handlers cannot finish
     // their own agent synchronously).
     unsafe { slab.count(target, taken) };

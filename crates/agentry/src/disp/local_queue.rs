@@ -6,8 +6,25 @@
 //! page by page) every time, and copies on every growth. Blocks of `BLOCK` demands never move
 //! once allocated, stay below the allocator's mmap threshold (so freed memory can be reused
 //! rather than returned to the kernel), and emptied blocks are recycled through a small free
-//! list. The last block stays in place even when empty, so a queue that holds one demand at
-//! a time (ping-pong) never juggles blocks.
+//! list.
+//!
+//! # Ground rules
+//!
+//! - A block is a `Vec` of `BLOCK` slots at most, filled by pushes at its end and emptied
+//!   from its front by taking the demands out of their slots (`Option::take`), so a push and
+//!   a pop are each a plain write and an index, with no wrap-around (a `VecDeque` per block
+//!   made each of them compute a wrapped index and check its capacity). A new block is only
+//!   allocated, never initialised: its slots are written by the pushes.
+//! - Pushes go to the *tail* block; pops take from the oldest block — the first full block
+//!   if there is one, else the tail block — at `head`. Every block between is full, so the
+//!   length is constant work.
+//! - When the tail block empties (its last demand taken), it is cleared and `head` goes back
+//!   to 0: a queue that holds one demand at a time (ping-pong) uses the same slot over and
+//!   over and never touches the list of full blocks.
+//! - The tail block is allocated by the first push (a queue that is never used costs no
+//!   block); it stays when the queue empties.
+//! - `push` and `pop` are forced inline into the serving loops: with `pop` out of line the
+//!   call cost what the layout saved (instruction counts in `bench-results/2026-11-25.md`).
 
 use crate::demand::Demand;
 use std::collections::VecDeque;
@@ -17,75 +34,101 @@ const BLOCK: usize = 256;
 /// Emptied blocks kept for reuse.
 const SPARE_BLOCKS: usize = 64;
 
+/// Up to `BLOCK` slots; those before `head` (in the oldest block) are empty.
+type Block = Vec<Option<Demand>>;
+
 /// FIFO of demands (single thread, no synchronisation).
 pub(crate) struct LocalQueue {
-    /// Oldest block first; only the last block may have room, only the first may be empty.
-    blocks: VecDeque<VecDeque<Demand>>,
-    spare: Vec<VecDeque<Demand>>,
+    /// Full blocks, oldest first: their demands go before the tail block's.
+    full: VecDeque<Block>,
+    /// The block pushes go to (`None` until the first push).
+    tail: Option<Block>,
+    /// Where the next pop takes from, in the oldest block.
+    head: usize,
+    spare: Vec<Block>,
 }
 
 impl LocalQueue {
     pub(crate) const fn new() -> Self {
         LocalQueue {
-            blocks: VecDeque::new(),
+            full: VecDeque::new(),
+            tail: None,
+            head: 0,
             spare: Vec::new(),
         }
     }
 
     #[inline(always)]
     pub(crate) fn push(&mut self, demand: Demand) {
-        match self.blocks.back_mut() {
-            Some(tail) if tail.len() < BLOCK => tail.push_back(demand),
+        match &mut self.tail {
+            Some(block) if block.len() < BLOCK => block.push(Some(demand)),
             _ => self.push_to_new_block(demand),
         }
     }
 
+    /// The tail block is full (or there is none yet): it joins the full ones and a new (or
+    /// spare) block becomes the tail.
     #[cold]
+    #[inline(never)]
     fn push_to_new_block(&mut self, demand: Demand) {
-        let mut block = self
+        let block = self
             .spare
             .pop()
-            .unwrap_or_else(|| VecDeque::with_capacity(BLOCK));
-        block.push_back(demand);
-        self.blocks.push_back(block);
+            .unwrap_or_else(|| Vec::with_capacity(BLOCK));
+        if let Some(full) = self.tail.replace(block) {
+            self.full.push_back(full);
+        }
+        self.push(demand);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<Demand> {
-        let several = self.blocks.len() > 1;
-        let head = self.blocks.front_mut()?;
-        let demand = head.pop_front();
-        if several && head.is_empty() {
-            self.recycle_front();
+        if !self.full.is_empty() {
+            return self.pop_full();
+        }
+        let block = self.tail.as_mut()?;
+        let demand = block.get_mut(self.head)?.take();
+        self.head += 1;
+        if self.head == block.len() {
+            block.clear();
+            self.head = 0;
+        }
+        demand
+    }
+
+    /// The next demand of the oldest full block (a backlog of more than a block).
+    #[inline(always)]
+    fn pop_full(&mut self) -> Option<Demand> {
+        let oldest = self.full.front_mut()?;
+        let demand = oldest[self.head].take();
+        self.head += 1;
+        if self.head == BLOCK {
+            self.head = 0;
+            self.recycle_oldest();
         }
         demand
     }
 
     #[cold]
-    fn recycle_front(&mut self) {
-        let block = self
-            .blocks
+    #[inline(never)]
+    fn recycle_oldest(&mut self) {
+        let mut block = self
+            .full
             .pop_front()
-            .expect("invariant: the head block exists");
+            .expect("invariant: the oldest full block exists");
         if self.spare.len() < SPARE_BLOCKS {
+            block.clear();
             self.spare.push(block);
         }
     }
 
-    /// Number of demands queued, in constant time: every block between the first and the
-    /// last is full.
+    /// Number of demands queued, in constant time: every block before the tail is full.
     pub(crate) fn len(&self) -> usize {
-        match (self.blocks.front(), self.blocks.back()) {
-            (Some(first), Some(last)) if self.blocks.len() > 1 => {
-                first.len() + last.len() + (self.blocks.len() - 2) * BLOCK
-            }
-            (Some(only), _) => only.len(),
-            _ => 0,
-        }
+        self.full.len() * BLOCK + self.tail.as_ref().map_or(0, Vec::len) - self.head
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.blocks.front().is_none_or(VecDeque::is_empty)
+        self.full.is_empty() && self.tail.as_ref().is_none_or(|t| t.len() == self.head)
     }
 }
 

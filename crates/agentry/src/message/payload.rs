@@ -9,6 +9,11 @@
 //!   value lives in a `Box` whose pointer is stored in the first word.
 //! - The value is moved out exactly once: by [`Payload::take`] / [`Payload::take_unchecked`],
 //!   by [`Payload::reject`], or by `Drop`. Each path wraps `self` in `ManuallyDrop` first.
+//! - A payload is handed to an agent and on to its handler *by reference* ([`Lent`]): a
+//!   32-byte payload passed by value through the two virtual calls (the agent's body, the
+//!   handler) was copied through the stack at each. A [`Lent`] is a borrow of the slot that
+//!   holds the payload (the demand's): whoever takes the value leaves the slot empty, and the
+//!   slot's owner drops whatever was not taken — so the value is still moved out exactly once.
 
 use super::Undelivered;
 use std::any::TypeId;
@@ -175,6 +180,67 @@ impl Drop for Payload {
     fn drop(&mut self) {
         // SAFETY: the value is still owned (every consuming path uses `ManuallyDrop`).
         unsafe { (self.vtable.drop_value)(&mut self.data) };
+    }
+}
+
+/// A payload lent by the slot that holds it (module docs): the borrower may take the value
+/// (or the whole payload) out, which empties the slot; whatever it does not take stays with
+/// the slot's owner.
+pub(crate) struct Lent<'a>(&'a mut Option<Payload>);
+
+impl<'a> Lent<'a> {
+    /// The payload in `slot`; `None` if the slot is empty.
+    #[inline(always)]
+    pub(crate) fn of(slot: &'a mut Option<Payload>) -> Option<Self> {
+        slot.is_some().then_some(Lent(slot))
+    }
+
+    #[inline(always)]
+    fn payload(&self) -> &Payload {
+        match &self.0 {
+            Some(payload) => payload,
+            None => unreachable!("invariant: a lent slot holds a payload until it is taken"),
+        }
+    }
+
+    /// The `TypeId` of the lent message.
+    #[inline(always)]
+    pub(crate) fn type_id(&self) -> TypeId {
+        self.payload().type_id()
+    }
+
+    /// The Rust type name of the lent message (diagnostics only).
+    pub(crate) fn type_name(&self) -> &'static str {
+        self.payload().type_name()
+    }
+
+    /// Takes the whole payload out of the slot.
+    #[inline(always)]
+    pub(crate) fn take(self) -> Payload {
+        match self.0.take() {
+            Some(payload) => payload,
+            None => unreachable!("invariant: a lent slot holds a payload until it is taken"),
+        }
+    }
+
+    /// Moves the message out of the slot without checking its type.
+    ///
+    /// # Safety
+    ///
+    /// As [`Payload::take_unchecked`]: the slot must hold an `M`.
+    #[inline(always)]
+    pub(crate) unsafe fn take_unchecked<M: 'static>(self) -> M {
+        // SAFETY: forwarded contract.
+        unsafe { self.take().take_unchecked::<M>() }
+    }
+}
+
+impl Payload {
+    /// Lends the payload to `f` (which may take it) and drops it afterwards if `f` did not.
+    #[inline(always)]
+    pub(crate) fn lend<R>(self, f: impl FnOnce(Lent<'_>) -> R) -> R {
+        let mut slot = Some(self);
+        f(Lent(&mut slot))
     }
 }
 

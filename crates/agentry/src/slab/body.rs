@@ -8,7 +8,7 @@ use super::IncarnationCx;
 use crate::ids::{CoopId, MboxId};
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::message::LimitSlot;
-use crate::message::payload::Payload;
+use crate::message::payload::{Lent, Payload};
 use crate::timer::token::TimerToken;
 use std::sync::Arc;
 
@@ -30,8 +30,9 @@ pub(crate) enum Taken {
 pub(crate) trait AgentBody: Send {
     /// Runs `on_start` (once; later calls do nothing).
     fn on_start(&mut self);
-    /// Handles one message.
-    fn on_message(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) -> Taken;
+    /// Handles one message, lent by the demand that carries it (`message/payload.rs`): the
+    /// body takes it, or the demand drops it afterwards.
+    fn on_message(&mut self, source: MboxId, payload: Lent<'_>, limit: LimitSlot) -> Taken;
     /// Handles a timer's message whose token allowed delivery when the dispatcher took it. A
     /// body that defers it keeps the token: a cancel before a next incarnation takes the
     /// message still revokes it.

@@ -73,7 +73,7 @@ use crate::ids::MboxId;
 use crate::mbox::class::AgentClass;
 use crate::mbox::direct::AgentShared;
 use crate::message::LimitSlot;
-use crate::message::payload::Payload;
+use crate::message::payload::{Lent, Payload};
 use crate::slab::body::{AgentBody, Control, Exit, Taken};
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
@@ -95,8 +95,8 @@ impl Drop for Probe {
 impl AgentBody for Probe {
     fn on_start(&mut self) {}
 
-    fn on_message(&mut self, _: MboxId, payload: Payload, _: LimitSlot) -> Taken {
-        match payload.take::<u64>() {
+    fn on_message(&mut self, _: MboxId, payload: Lent<'_>, _: LimitSlot) -> Taken {
+        match payload.take().take::<u64>() {
             Ok(_) => Taken::Handled,
             Err(_) => Taken::Unhandled,
         }
@@ -109,7 +109,7 @@ impl AgentBody for Probe {
         limit: LimitSlot,
         _: Arc<TimerToken>,
     ) -> Taken {
-        self.on_message(source, payload, limit)
+        payload.lend(|p| self.on_message(source, p, limit))
     }
 
     fn discard(&mut self, _: MboxId, _: Payload, _: LimitSlot) {}
@@ -170,7 +170,7 @@ impl Worker<'_> {
     fn deliver(&self, r: AgentRef, payload: Payload) -> Option<Taken> {
         // SAFETY: as in `name`.
         let body = unsafe { self.0.body_mut(r) }?;
-        let taken = body.on_message(MboxId::next(), payload, LimitSlot::NONE);
+        let taken = payload.lend(|p| body.on_message(MboxId::next(), p, LimitSlot::NONE));
         // SAFETY: as in `name`; the body's borrow has ended.
         unsafe { self.0.count(r, taken) };
         Some(taken)

@@ -67,3 +67,52 @@ fn dropping_the_queue_drops_queued_demands() {
     drop(q);
     assert_eq!(Arc::strong_count(&marker), 1);
 }
+
+fn tail_len(q: &LocalQueue) -> usize {
+    q.tail.as_ref().map_or(0, Vec::len)
+}
+
+#[test]
+fn one_demand_at_a_time_reuses_the_first_slot_of_one_block() {
+    let (_slab, target) = some_target();
+    let marker = Arc::new(());
+    let mut q = LocalQueue::new();
+    for i in 0..(3 * BLOCK as u64) {
+        q.push(demand(target, i, &marker));
+        assert_eq!((q.head, tail_len(&q)), (0, 1));
+        assert_eq!(number(q.pop().expect("queued")), i);
+        assert_eq!(
+            (q.head, tail_len(&q)),
+            (0, 0),
+            "an emptied tail starts over"
+        );
+    }
+    assert!(
+        q.full.is_empty() && q.spare.is_empty(),
+        "one block, never a second"
+    );
+}
+
+#[test]
+fn a_backlog_recycles_its_blocks() {
+    let (_slab, target) = some_target();
+    let marker = Arc::new(());
+    let mut q = LocalQueue::new();
+    let n = 4 * BLOCK as u64 + 1;
+    for i in 0..n {
+        q.push(demand(target, i, &marker));
+    }
+    assert_eq!((q.full.len(), tail_len(&q)), (4, 1));
+    for i in 0..n {
+        assert_eq!(number(q.pop().expect("queued")), i);
+    }
+    assert!(q.is_empty() && q.full.is_empty());
+    assert_eq!(q.spare.len(), 4, "the emptied full blocks are kept");
+    for i in 0..n {
+        q.push(demand(target, i, &marker));
+    }
+    assert_eq!(q.spare.len(), 0, "and used again");
+    assert_eq!(q.len() as u64, n);
+    drop(q);
+    assert_eq!(Arc::strong_count(&marker), 1);
+}

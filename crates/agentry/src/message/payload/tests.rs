@@ -1,7 +1,8 @@
 //! Run under miri too: `cargo +nightly miri test -p agentry --lib payload`.
 
-use super::{INLINE_BYTES, Payload, Reject};
+use super::{INLINE_BYTES, Lent, Payload, Reject};
 use crate::message::Undelivered;
+use std::any::TypeId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -125,6 +126,14 @@ fn each_path_drops_once<T: Reject>(make: impl Fn(&Arc<AtomicUsize>) -> T) {
     // SAFETY: the payload holds a `T`.
     drop(unsafe { Payload::new(make(&drops)).take_unchecked::<T>() });
     dropped(7, "take_unchecked");
+    // Lent (the path of every handled message): taken by the borrower, or left to the slot.
+    // SAFETY: the payload holds a `T`.
+    Payload::new(make(&drops)).lend(|lent| drop(unsafe { lent.take_unchecked::<T>() }));
+    dropped(8, "lent and taken unchecked");
+    Payload::new(make(&drops)).lend(|lent| lent.take().reject(Undelivered::Shutdown));
+    dropped(9, "lent, taken and rejected");
+    Payload::new(make(&drops)).lend(|lent| assert_eq!(lent.type_id(), TypeId::of::<T>()));
+    dropped(10, "lent and left to the slot");
 }
 
 #[test]
@@ -237,4 +246,27 @@ fn values_survive_moves_of_the_payload_and_a_trip_to_another_thread() {
     );
     let b = it.next().expect("box").take::<Box<u32>>().expect("box");
     assert_eq!(*b + 1, 42);
+}
+
+#[test]
+fn a_lent_payload_taken_empties_its_slot_and_one_left_stays() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut slot = Some(Payload::new(Tracked::<0>::new(&drops)));
+    let lent = Lent::of(&mut slot).expect("the slot holds a payload");
+    assert_eq!(lent.type_name(), std::any::type_name::<Tracked<0>>());
+    // SAFETY: the slot holds a `Tracked<0>`.
+    let value = unsafe { lent.take_unchecked::<Tracked<0>>() };
+    assert!(slot.is_none(), "taking empties the slot");
+    assert!(Lent::of(&mut slot).is_none(), "an empty slot lends nothing");
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    drop(value);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    let mut slot = Some(Payload::new(5_u32));
+    let lent = Lent::of(&mut slot).expect("the slot holds a payload");
+    assert_eq!(lent.type_id(), TypeId::of::<u32>());
+    assert_eq!(
+        slot.and_then(|p| p.take::<u32>().ok()),
+        Some(5),
+        "not taken: still in the slot"
+    );
 }
