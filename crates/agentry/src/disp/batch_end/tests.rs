@@ -9,7 +9,7 @@ use crate::disp::{Binder, OneThreadDispatcher, ThreadPoolDispatcher};
 use crate::testing::TestEnv;
 use crate::{Agent, Ctx, Define, DefineError, Env, EnvHandle, Mbox};
 use parking_lot::Mutex;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -51,11 +51,13 @@ impl Log {
     }
 }
 
-struct Hook(Arc<Log>, Mutex<Option<Arc<Hook>>>);
+/// The hook, with a weak reference to itself (to try registering from inside; a strong one
+/// would be a cycle that leaks).
+struct Hook(Arc<Log>, Weak<Hook>);
 
 impl BatchEnd for Hook {
     fn batch_ended(&self) {
-        let me = self.1.lock().clone().expect("the hook knows itself");
+        let me = self.1.upgrade().expect("the hook lives while it runs");
         let refused = !at_batch_end(&me);
         self.0
             .push(Entry::Hook(std::thread::current().id(), refused));
@@ -63,9 +65,7 @@ impl BatchEnd for Hook {
 }
 
 fn hook(log: &Arc<Log>) -> Arc<Hook> {
-    let h = Arc::new(Hook(Arc::clone(log), Mutex::new(None)));
-    *h.1.lock() = Some(Arc::clone(&h));
-    h
+    Arc::new_cyclic(|me| Hook(Arc::clone(log), me.clone()))
 }
 
 struct Burst;
