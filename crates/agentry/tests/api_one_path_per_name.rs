@@ -535,26 +535,7 @@ impl Crate {
 
 /// Every `.rs` file under `src`, by path relative to it.
 fn read_sources(src: &Path) -> BTreeMap<String, String> {
-    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-            .map(|e| e.expect("dir entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, root, out);
-            } else if path.extension().is_some_and(|x| x == "rs") {
-                let rel = path.strip_prefix(root).expect("under src");
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                let text = std::fs::read_to_string(&path).expect("read source");
-                out.insert(rel, text);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(src, src, &mut out);
-    out
+    source::read_rs_files(src).into_iter().collect()
 }
 
 /// Every library crate of the workspace: (directory name, its `src/`).

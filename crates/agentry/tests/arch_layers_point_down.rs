@@ -501,29 +501,7 @@ fn src_dir() -> PathBuf {
 }
 
 fn read_sources() -> Vec<(String, String)> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .expect("src is readable")
-            .map(|e| e.expect("dir entry").path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, root, out);
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                let rel = p
-                    .strip_prefix(root)
-                    .expect("under src")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push((rel, std::fs::read_to_string(&p).expect("source is utf-8")));
-            }
-        }
-    }
-    let root = src_dir();
-    let mut out = Vec::new();
-    walk(&root, &root, &mut out);
-    out
+    source::read_rs_files(&src_dir())
 }
 
 fn print_graph(edges: &[Edge]) {

@@ -1,7 +1,7 @@
 //! Reading Rust source without a parser, shared by the tests that check the crates' shape
 //! (`arch_layers_point_down.rs`, `api_one_path_per_name.rs`): a lexer that keeps code only
 //! (comments, strings and char literals removed) with line numbers, the leaves of a `use` tree,
-//! and a path written in a module made absolute.
+//! a path written in a module made absolute, and the `.rs` files under a directory.
 //!
 //! Ground rules: tokens are what the checks need (identifiers, `::`, braces, `,`, `;`, `*`;
 //! any other character as itself), numbers are dropped; nothing here expands macros.
@@ -272,4 +272,30 @@ pub fn absolute(module: &[String], path: &[String]) -> Option<Vec<String>> {
     }
     base.extend(rest.iter().cloned());
     Some(base)
+}
+
+/// Every `.rs` file under `src` with its text, by path relative to it (`/`-separated), in path
+/// order.
+pub fn read_rs_files(src: &std::path::Path) -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<(String, String)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                let rel = path.strip_prefix(root).expect("under src");
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                let text = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+                out.push((rel, text));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(src, src, &mut out);
+    out
 }
