@@ -16,24 +16,11 @@ struct Pong;
 /// A layout with states `extra` and one handler per message type in `types`, from the
 /// agent's own mbox `own`.
 fn layout(own: MboxId, extra: &[&'static str], types: &[TypeId]) -> AgentLayout {
-    let mut states = StateTree::new();
-    for name in extra {
-        states.add(Cow::Borrowed(*name), None).expect("state");
-    }
-    let mut table = HandlerTable::<Agent>::new(own);
-    for &type_id in types {
-        let handler = TypedHandler::new(|_: &mut Agent, _: &mut Ctx<Agent>, _: Ping| {});
-        table
-            .add(
-                own,
-                type_id,
-                "message",
-                &[State::DEFAULT],
-                Box::new(handler),
-                &states,
-            )
-            .expect("subscribe");
-    }
+    let declarations: Vec<(TypeId, &[State])> = types
+        .iter()
+        .map(|&type_id| (type_id, &[State::DEFAULT][..]))
+        .collect();
+    let (table, states) = declared(own, None, extra, &declarations);
     let (handlers, _) = table.finish(&states);
     AgentLayout::new(states, handlers)
 }
