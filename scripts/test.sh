@@ -3,8 +3,9 @@
 #
 #   scripts/test.sh
 #
-# 1. formatting, the core's layer check (no module imports a higher layer) and lints (rustfmt,
-#    clippy with warnings as errors);
+# 1. formatting, the core's layer check (no module imports a higher layer), lints (rustfmt,
+#    clippy with warnings as errors) and the API docs (rustdoc, warnings as errors: no broken
+#    or private links);
 # 2. every unit, integration and doc test of the workspace, the examples (each runs as a
 #    test), and every benchmark once at smoke scale to check that it computes the right result;
 # 3. the loom model checks of the lock-free code (a separate build with `--cfg loom`);
@@ -67,6 +68,9 @@ cargo test -p agentry --test api_one_path_per_name
 step "clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p agentry-metrics --all-targets --features inspector -- -D warnings
+
+step "API docs (rustdoc, warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 step "tests: unit, integration, doc, examples, benchmark self-checks"
 cargo test --workspace

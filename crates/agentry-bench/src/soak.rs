@@ -3,16 +3,16 @@
 //! not part of CI or of `all`.
 //!
 //! Three parts run side by side, each in its own environment, in phases of equal length:
-//! - [`core`]: coops on every dispatcher kind come and go (from threads and from handlers,
+//! - `core`: coops on every dispatcher kind come and go (from threads and from handlers,
 //!   some failing to start), messages of every kind race the deregistrations, agents panic,
 //!   timers are scheduled and cancelled;
-//! - [`net`]: TCP clients of every kind against two listeners of an io dispatcher (normal
+//! - `net`: TCP clients of every kind against two listeners of an io dispatcher (normal
 //!   echo clients, slow tricklers, floods that never read);
-//! - [`remote`]: two NATS gateways exchange messages and requests while the nats-server is
+//! - `remote`: two NATS gateways exchange messages and requests while the nats-server is
 //!   killed and restarted on the same port.
 //!
 //! At the end of each phase every part stops its drivers, waits until nothing is in
-//! flight, and checks its equations ([`check`]); the report prints each with both sides.
+//! flight, and checks its equations (`check`); the report prints each with both sides.
 //! RSS is read after the first phase (the warm-up) and after the last: a leak detector.
 //! The exit status is 0 when every equation held, 1 otherwise, 2 on a usage error.
 //!

@@ -285,8 +285,8 @@ impl Durables {
 }
 
 /// A durable mbox: messages sent to it are stored by JetStream until every durable consumer
-/// has had them handled (see the [module docs](self)). A cheap-to-clone handle, usable from
-/// any thread and from agents.
+/// has had them handled (the ground rules are in the `durable` module's docs, in the source).
+/// A cheap-to-clone handle, usable from any thread and from agents.
 ///
 /// Obtained from [`Gateway::durable_mbox`](crate::Gateway::durable_mbox).
 ///
