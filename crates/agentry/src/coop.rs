@@ -17,6 +17,7 @@
 
 pub(crate) mod registry;
 pub(crate) mod start;
+mod table;
 
 use crate::agent::Addr;
 use crate::agent::cell::{Declared, UndefinedAgent};

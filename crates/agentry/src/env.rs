@@ -627,8 +627,10 @@ impl EnvHandle {
         }
         // Read while `agents` holds every shared part it saw, so none of them can retire
         // (and be counted twice) meanwhile.
-        for (agent_type, stats) in self.0.counters.retired.lock().iter() {
-            entry(&mut types, agent_type).totals.accumulate(stats);
+        for class in self.0.classes.all() {
+            entry(&mut types, class.agent_type)
+                .totals
+                .accumulate(&class.retired.lock());
         }
         drop(agents);
         types.into_values().collect()

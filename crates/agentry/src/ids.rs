@@ -3,7 +3,10 @@
 //! - [`AgentId`] is a slot index plus a generation: slots of deregistered agents are reused, the
 //!   generation never repeats for a slot, so a stale id (or a demand queued for a dead agent)
 //!   can never reach the agent that reuses the slot.
-//! - [`MboxId`] and [`CoopId`] come from process-wide 64-bit counters and are never reused.
+//! - [`MboxId`] comes from a process-wide 64-bit counter and is never reused.
+//! - [`CoopId`] is a process-wide 64-bit sequence number, never reused, with the coop's slot in
+//!   its environment's registry beside it (`coop/table.rs`), so that finding a coop is an index
+//!   and a comparison of sequence numbers, not a hash lookup.
 
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -82,12 +85,63 @@ counter_id!(
     NEXT_MBOX_ID,
     "mbox"
 );
-counter_id!(
-    /// Identity of a coop (cooperation); never reused within a process.
-    CoopId,
-    NEXT_COOP_ID,
-    "coop"
-);
+/// Identity of a coop (cooperation); never reused within a process.
+///
+/// Two ids are equal when they name the same coop; they order as the coops were registered
+/// (within a process).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CoopId {
+    /// Process-wide sequence number: unique, the id's identity.
+    seq: NonZeroU64,
+    /// The coop's slot in its environment's registry (`coop/table.rs`), reused after the coop
+    /// is gone; a slot's occupant is the coop only while its sequence number matches.
+    slot: u32,
+}
+
+static NEXT_COOP_SEQ: AtomicU64 = AtomicU64::new(1);
+
+impl CoopId {
+    /// A new coop's id in `slot` of its registry.
+    pub(crate) fn next_in(slot: u32) -> Self {
+        let raw = NEXT_COOP_SEQ.fetch_add(1, Ordering::Relaxed);
+        CoopId {
+            seq: NonZeroU64::new(raw).expect("invariant: the counter starts at 1 and never wraps"),
+            slot,
+        }
+    }
+
+    /// The id of the coop with sequence number `seq` in `slot`.
+    pub(crate) fn in_slot(slot: u32, seq: NonZeroU64) -> Self {
+        CoopId { seq, slot }
+    }
+
+    /// Its process-wide sequence number.
+    pub(crate) fn seq(self) -> NonZeroU64 {
+        self.seq
+    }
+
+    /// The slot of the coop in its environment's registry.
+    pub(crate) fn slot(self) -> u32 {
+        self.slot
+    }
+
+    /// The raw value (unique in this process).
+    pub fn get(self) -> u64 {
+        self.seq.get()
+    }
+}
+
+impl fmt::Debug for CoopId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CoopId({})", self.seq)
+    }
+}
+
+impl fmt::Display for CoopId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "coop#{}", self.seq)
+    }
+}
 counter_id!(
     /// Identity of a death watch ([`Ctx::watch`](crate::Ctx::watch)); never reused within a
     /// process.
@@ -96,9 +150,10 @@ counter_id!(
     "watch"
 );
 
-/// A hasher for the runtime's own ids (`CoopId`, `MboxId`, ...), keys of its internal maps: the
-/// ids come from internal counters (nobody outside chooses them, so no flooding to guard
-/// against), and SipHash, the std default, costs more than the lookups it serves. Fibonacci
+/// A hasher for the runtime's own ids (`MboxId`, `WatchId`, ...) and for `TypeId`s, keys of its
+/// internal maps: the ids come from internal counters and type ids from the compiler (nobody
+/// outside chooses them, so no flooding to guard against), and SipHash, the std default, costs
+/// more than the lookups it serves (a coop's registration looks up its agents' type twice). Fibonacci
 /// hashing of the one `u64` an id writes; any other input is folded in 8 bytes at a time.
 #[derive(Default)]
 pub(crate) struct IdHasher(u64);
@@ -123,5 +178,5 @@ impl Hasher for IdHasher {
     }
 }
 
-/// Builds [`IdHasher`]s: `HashMap<CoopId, V, IdHash>`.
+/// Builds [`IdHasher`]s: `HashMap<MboxId, V, IdHash>`.
 pub(crate) type IdHash = BuildHasherDefault<IdHasher>;

@@ -9,8 +9,6 @@ pub(crate) use agent_counters::{AgentCounters, RareCounters, skip_timing, time_t
 
 use crate::trace::context::Propagation;
 use crate::trace::{TraceRecord, TraceSink};
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,11 +37,6 @@ pub(crate) struct EnvCounters {
     pub(crate) dropped_on_shutdown: AtomicU64,
     pub(crate) replies_discarded: AtomicU64,
     pub(crate) timers_revoked: AtomicU64,
-    /// The final counters of agents that are gone for good (their shared part was dropped),
-    /// summed per agent type, so that per-type totals never go down
-    /// ([`EnvHandle::agent_type_stats`](crate::EnvHandle::agent_type_stats)). Written once per
-    /// agent, as its shared part drops; never on a message path.
-    pub(crate) retired: Mutex<HashMap<&'static str, AgentStats>>,
 }
 
 /// A snapshot of an environment's counters ([`EnvHandle::stats`](crate::EnvHandle::stats)).
@@ -107,15 +100,6 @@ impl EnvCounters {
         if let Some(sink) = &self.trace {
             sink.emit(&make());
         }
-    }
-
-    /// Adds the final counters of an agent that is gone for good to its type's retired totals.
-    pub(crate) fn retire(&self, agent_type: &'static str, stats: &AgentStats) {
-        self.retired
-            .lock()
-            .entry(agent_type)
-            .or_default()
-            .accumulate(stats);
     }
 
     pub(crate) fn snapshot(&self, coops: usize, agents: usize, timers: usize) -> EnvStats {

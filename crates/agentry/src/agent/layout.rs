@@ -32,6 +32,7 @@
 
 use super::handlers::HandlerLayout;
 use super::state::{State, StateTree};
+use crate::ids::IdHash;
 use crate::mbox::direct::AgentHost;
 use parking_lot::Mutex;
 use std::any::TypeId;
@@ -64,7 +65,7 @@ impl AgentLayout {
 /// One environment's layouts, by agent type.
 #[derive(Default)]
 pub(crate) struct LayoutCache {
-    by_type: Mutex<HashMap<TypeId, Arc<AgentLayout>>>,
+    by_type: Mutex<HashMap<TypeId, Arc<AgentLayout>, IdHash>>,
 }
 
 impl LayoutCache {

@@ -221,7 +221,7 @@ mod tests {
             std::thread::spawn(move || start.wait())
         };
         listener.notify(CoopDeregistered {
-            coop: CoopId::next(),
+            coop: CoopId::next_in(0),
             reason: DeregReason::StartFailed,
         });
         let Err(failed) = waiter.join().expect("the waiter returns") else {

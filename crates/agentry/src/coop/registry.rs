@@ -12,9 +12,10 @@
 //!    its listeners notified; if its parent is deregistering and now childless, the parent
 //!    starts finishing (step 2).
 
+use super::table::{CoopTable, NO_SLOT};
 use super::{CoopDeregistered, DeregListener};
 use crate::error::{DeregisterError, RegisterError};
-use crate::ids::{CoopId, IdHash, WatchId};
+use crate::ids::{CoopId, WatchId};
 use crate::mbox::Mbox;
 use crate::mbox::direct::AgentShared;
 use crate::panic_reaction::PanicReaction;
@@ -23,7 +24,6 @@ use crate::reason::ExitReason;
 use crate::supervision::SupervisorShared;
 use crate::watch::table::WatchTable;
 use crate::watch::{Terminated, WatchTarget};
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 enum Status {
@@ -38,15 +38,15 @@ enum Status {
 /// holds 10^6 entries.
 struct Entry {
     parent: Option<CoopId>,
-    /// A set: a coop may have many children (an acceptor, a hub), each removed on its own as
-    /// it finishes. `None` while it has none (most coops: boxed, so that an entry without
-    /// children does not carry an empty set); never an empty set.
-    // A boxed set on purpose: 8 bytes in the entry of a coop without children, where a set
-    // would cost 32.
-    #[allow(clippy::box_collection)]
-    children: Option<Box<HashSet<CoopId, IdHash>>>,
+    /// Its children, a list through their entries (`NO_SLOT`: none): a coop may have many
+    /// children (an acceptor, a hub), each unlinked in constant time as it finishes, and a
+    /// coop without children carries no set.
+    first_child: u32,
+    /// Its neighbours in its parent's list of children.
+    prev_sibling: u32,
+    next_sibling: u32,
+    live_agents: u32,
     agents: Agents,
-    live_agents: usize,
     status: Status,
     listeners: Box<[DeregListener]>,
     panic_reaction: PanicReaction,
@@ -56,24 +56,7 @@ struct Entry {
 
 impl Entry {
     fn has_children(&self) -> bool {
-        self.children.is_some()
-    }
-
-    fn add_child(&mut self, child: CoopId) {
-        self.children.get_or_insert_with(Box::default).insert(child);
-    }
-
-    fn remove_child(&mut self, child: CoopId) {
-        if let Some(children) = &mut self.children {
-            children.remove(&child);
-            if children.is_empty() {
-                self.children = None;
-            }
-        }
-    }
-
-    fn children(&self) -> impl Iterator<Item = CoopId> + '_ {
-        self.children.iter().flat_map(|c| c.iter().copied())
+        self.first_child != NO_SLOT
     }
 }
 
@@ -129,7 +112,7 @@ impl Actions {
 
 #[derive(Default)]
 pub(crate) struct Registry {
-    coops: HashMap<CoopId, Entry, IdHash>,
+    coops: CoopTable<Entry>,
     pub(crate) watches: WatchTable,
 }
 
@@ -152,35 +135,78 @@ impl Registry {
 
     /// The panic reaction of a registered coop (children inherit it).
     pub(crate) fn panic_reaction_of(&self, id: CoopId) -> Option<PanicReaction> {
-        self.coops.get(&id).map(|e| e.panic_reaction)
+        self.coops.get(id).map(|e| e.panic_reaction)
+    }
+
+    /// The children of `entry`, in its list's order.
+    fn children_of<'a>(&'a self, entry: &Entry) -> impl Iterator<Item = CoopId> + 'a {
+        let mut next = entry.first_child;
+        std::iter::from_fn(move || {
+            let (child, e) = self.coops.by_slot(next)?;
+            next = e.next_sibling;
+            Some(child)
+        })
+    }
+
+    /// Links `child`, just inserted, first in `parent`'s list of children.
+    fn link_child(&mut self, parent: CoopId, child: CoopId) {
+        let Some(p) = self.coops.get_mut(parent) else {
+            return;
+        };
+        let first = std::mem::replace(&mut p.first_child, child.slot());
+        if let Some(f) = self.coops.by_slot_mut(first) {
+            f.prev_sibling = child.slot();
+        }
+        if let Some(c) = self.coops.get_mut(child) {
+            c.next_sibling = first;
+        }
+    }
+
+    /// Unlinks `child` (still in the table) from `parent`'s list of children.
+    fn unlink_child(&mut self, parent: CoopId, child: CoopId) {
+        let Some(c) = self.coops.get(child) else {
+            return;
+        };
+        let (prev, next) = (c.prev_sibling, c.next_sibling);
+        if let Some(n) = self.coops.by_slot_mut(next) {
+            n.prev_sibling = prev;
+        }
+        match self.coops.by_slot_mut(prev) {
+            Some(p) => p.next_sibling = next,
+            None => {
+                if let Some(p) = self.coops.get_mut(parent) {
+                    p.first_child = next;
+                }
+            }
+        }
     }
 
     /// True unless `id` is registered and not being deregistered.
     pub(crate) fn is_leaving(&self, id: CoopId) -> bool {
         !self
             .coops
-            .get(&id)
+            .get(id)
             .is_some_and(|e| matches!(e.status, Status::Registered))
     }
 
     /// The agents of a registered coop, in the order they were added.
     pub(crate) fn agents_of(&self, id: CoopId) -> &[Arc<AgentShared>] {
-        self.coops.get(&id).map_or(&[], |e| e.agents.as_slice())
+        self.coops.get(id).map_or(&[], |e| e.agents.as_slice())
     }
 
     /// What a snapshot shows of coop `id` (`snapshot.rs`), if it is in the registry.
     pub(crate) fn coop_for_report(&self, id: CoopId) -> Option<CoopView<'_>> {
-        let e = self.coops.get(&id)?;
+        let e = self.coops.get(id)?;
         Some(CoopView {
             parent: e.parent,
-            live_agents: e.live_agents,
+            live_agents: e.live_agents as usize,
             deregistering: !matches!(e.status, Status::Registered),
             supervisor: e.supervisor.as_deref(),
         })
     }
 
     pub(crate) fn supervisor_of(&self, id: CoopId) -> Option<&Arc<SupervisorShared>> {
-        self.coops.get(&id)?.supervisor.as_ref()
+        self.coops.get(id)?.supervisor.as_ref()
     }
 
     /// `watcher` watches the agent of `target`; returns the watch and, if the agent is already
@@ -216,7 +242,7 @@ impl Registry {
     ) -> (WatchId, Option<Terminated>) {
         let id = WatchId::next();
         let what = WatchTarget::Coop(coop);
-        if self.coops.contains_key(&coop) {
+        if self.coops.get(coop).is_some() {
             self.watches.add(id, watcher, what);
             (id, None)
         } else {
@@ -229,41 +255,39 @@ impl Registry {
         }
     }
 
-    /// Checks the parent and records a new coop.
+    /// Checks the parent and records a new coop; returns its id.
     pub(crate) fn insert(
         &mut self,
-        id: CoopId,
         parent: Option<CoopId>,
         agents: Agents,
         listeners: Vec<DeregListener>,
         panic_reaction: PanicReaction,
         supervisor: Option<Arc<SupervisorShared>>,
-    ) -> Result<(), RegisterError> {
+    ) -> Result<CoopId, RegisterError> {
         if let Some(p) = parent {
-            let parent_entry = self
-                .coops
-                .get_mut(&p)
-                .ok_or(RegisterError::ParentNotFound(p))?;
+            let parent_entry = self.coops.get(p).ok_or(RegisterError::ParentNotFound(p))?;
             if !matches!(parent_entry.status, Status::Registered) {
                 return Err(RegisterError::ParentDeregistering(p));
             }
-            parent_entry.add_child(id);
         }
-        let live_agents = agents.as_slice().len();
-        self.coops.insert(
-            id,
-            Entry {
-                parent,
-                children: None,
-                agents,
-                live_agents,
-                status: Status::Registered,
-                listeners: listeners.into_boxed_slice(),
-                panic_reaction,
-                supervisor,
-            },
-        );
-        Ok(())
+        let live_agents = u32::try_from(agents.as_slice().len())
+            .expect("invariant: fewer than 2^32 agents in a coop");
+        let id = self.coops.insert(|_| Entry {
+            parent,
+            first_child: NO_SLOT,
+            prev_sibling: NO_SLOT,
+            next_sibling: NO_SLOT,
+            live_agents,
+            agents,
+            status: Status::Registered,
+            listeners: listeners.into_boxed_slice(),
+            panic_reaction,
+            supervisor,
+        });
+        if let Some(p) = parent {
+            self.link_child(p, id);
+        }
+        Ok(id)
     }
 
     /// Adds `listener` to the coop `id`'s deregistration listeners; gives it back if the coop
@@ -273,7 +297,7 @@ impl Registry {
         id: CoopId,
         listener: DeregListener,
     ) -> Result<(), DeregListener> {
-        let Some(entry) = self.coops.get_mut(&id) else {
+        let Some(entry) = self.coops.get_mut(id) else {
             return Err(listener);
         };
         let mut listeners = std::mem::take(&mut entry.listeners).into_vec();
@@ -287,7 +311,7 @@ impl Registry {
         self.coops
             .iter()
             .filter(|(_, e)| e.parent.is_none())
-            .map(|(&id, _)| id)
+            .map(|(id, _)| id)
             .collect()
     }
 
@@ -296,7 +320,7 @@ impl Registry {
         id: CoopId,
         reason: DeregReason,
     ) -> Result<Actions, DeregisterError> {
-        let entry = self.coops.get(&id).ok_or(DeregisterError::NotFound(id))?;
+        let entry = self.coops.get(id).ok_or(DeregisterError::NotFound(id))?;
         if !matches!(entry.status, Status::Registered) {
             return Err(DeregisterError::AlreadyDeregistering(id));
         }
@@ -304,7 +328,7 @@ impl Registry {
         let mut leaves = Vec::new();
         let mut stack = vec![(id, reason)];
         while let Some((c, why)) = stack.pop() {
-            let Some(e) = self.coops.get_mut(&c) else {
+            let Some(e) = self.coops.get_mut(c) else {
                 continue;
             };
             if !matches!(e.status, Status::Registered) {
@@ -316,11 +340,11 @@ impl Registry {
             };
             if !e.has_children() {
                 leaves.push(c);
+                continue;
             }
-            stack.extend(
-                e.children()
-                    .map(|child| (child, DeregReason::ParentDeregistered)),
-            );
+            let e = self.coops.get(c).expect("invariant: marked above");
+            let children = self.children_of(e);
+            stack.extend(children.map(|child| (child, DeregReason::ParentDeregistered)));
         }
         for leaf in leaves {
             self.start_finishing(leaf, &mut actions);
@@ -332,7 +356,7 @@ impl Registry {
     /// watches fire and the watches it made are dropped (`watch.rs`).
     pub(crate) fn agent_finished(&mut self, coop: CoopId, agent: &AgentShared) -> Actions {
         let mut actions = Actions::default();
-        let reason = match self.coops.get(&coop).map(|e| &e.status) {
+        let reason = match self.coops.get(coop).map(|e| &e.status) {
             Some(Status::Deregistering { reason, .. }) => ExitReason::from(*reason),
             Some(Status::Registered) => ExitReason::Normal,
             None => ExitReason::Unknown,
@@ -344,7 +368,7 @@ impl Registry {
             &mut actions.terminated,
         );
         self.watches.drop_watcher(agent.mbox_id);
-        let Some(e) = self.coops.get_mut(&coop) else {
+        let Some(e) = self.coops.get_mut(coop) else {
             tracing::error!(%coop, "agent finished in an unknown coop");
             return actions;
         };
@@ -364,7 +388,7 @@ impl Registry {
 
     /// Sends finish demands to `coop`'s agents, or removes it at once if it has none.
     fn start_finishing(&mut self, coop: CoopId, actions: &mut Actions) {
-        let Some(e) = self.coops.get_mut(&coop) else {
+        let Some(e) = self.coops.get_mut(coop) else {
             return;
         };
         if let Status::Deregistering { finishing, .. } = &mut e.status {
@@ -381,7 +405,10 @@ impl Registry {
     fn finalize(&mut self, coop: CoopId, actions: &mut Actions) {
         let mut next = Some(coop);
         while let Some(c) = next.take() {
-            let Some(e) = self.coops.remove(&c) else {
+            if let Some(p) = self.coops.get(c).and_then(|e| e.parent) {
+                self.unlink_child(p, c);
+            }
+            let Some(e) = self.coops.remove(c) else {
                 break;
             };
             let reason = match e.status {
@@ -394,10 +421,9 @@ impl Registry {
                 .notify
                 .push((e.listeners.into_vec(), CoopDeregistered { coop: c, reason }));
             let Some(p) = e.parent else { continue };
-            let Some(pe) = self.coops.get_mut(&p) else {
+            let Some(pe) = self.coops.get_mut(p) else {
                 continue;
             };
-            pe.remove_child(c);
             let waiting = matches!(
                 pe.status,
                 Status::Deregistering {
@@ -447,7 +473,6 @@ mod tests {
     fn a_listener_added_to_a_registered_coop_hears_its_end_and_one_for_a_gone_coop_is_given_back() {
         use super::Registry;
         use crate::coop::DeregListener;
-        use crate::ids::CoopId;
         use crate::reason::DeregReason;
         use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -459,11 +484,9 @@ mod tests {
             }))
         };
         let mut registry = Registry::default();
-        let id = CoopId::next();
         let made = agents(1);
-        registry
+        let id = registry
             .insert(
-                id,
                 None,
                 made.iter().cloned().collect(),
                 vec![listener()],

@@ -57,7 +57,6 @@ impl EnvInner {
         // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
         // in the allocation that holds it from then on. The coop's list of pending agents becomes
         // the list of defined ones in place (no per-agent temporary survives the definition).
-        let id = CoopId::next();
         let default = Binder::env_default(self.address());
         let mut defined = agents
             .into_iter()
@@ -132,7 +131,7 @@ impl EnvInner {
             Some(plan) => (plan.links, Some(plan.shared)),
             None => (Vec::new(), None),
         };
-        registry.insert(id, parent, shared_list, listeners, coop_reaction, published)?;
+        let id = registry.insert(parent, shared_list, listeners, coop_reaction, published)?;
         self.ever_registered.store(true, Ordering::Relaxed);
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).

@@ -1,12 +1,13 @@
 //! An agent's class: what every agent of one type in one environment shares, kept once per
-//! type instead of once per agent — its type's name, the environment's counters and the
-//! environment itself (as an [`AgentHost`]).
+//! type instead of once per agent — its type's name, the environment's counters, the
+//! environment itself (as an [`AgentHost`]) and the final counts of its agents that are gone.
 //!
 //! # Ground rules
 //!
 //! - A class is made the first time an agent of its type is added to a coop of the
 //!   environment ([`AgentClasses::of`]) and lives as long as the environment or an agent of it
-//!   (each agent's shared part holds it): it is never changed after it is made.
+//!   (each agent's shared part holds it): it is never changed after it is made, except for its
+//!   retired totals, which an agent's counts join as its shared part drops.
 //! - It holds the environment weakly, as the binding did before it: a direct mbox kept past
 //!   its environment keeps the counters alive, not the environment.
 //! - The environment's map is read once per coop builder and agent type (the builder keeps the
@@ -14,7 +15,8 @@
 //!   once, not N times.
 
 use super::direct::AgentHost;
-use crate::stats::EnvCounters;
+use crate::ids::IdHash;
+use crate::stats::{AgentStats, EnvCounters};
 use parking_lot::Mutex;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -27,6 +29,11 @@ pub(crate) struct AgentClass {
     pub(crate) counters: Arc<EnvCounters>,
     /// The environment (`env.rs` implements [`AgentHost`]).
     pub(crate) env: Weak<dyn AgentHost>,
+    /// The final counters of its agents that are gone for good (their shared part was
+    /// dropped), so that per-type totals never go down
+    /// ([`EnvHandle::agent_type_stats`](crate::EnvHandle::agent_type_stats)). Written once per
+    /// agent, as its shared part drops; never on a message path.
+    pub(crate) retired: Mutex<AgentStats>,
 }
 
 impl AgentClass {
@@ -42,14 +49,21 @@ impl AgentClass {
             agent_type,
             counters,
             env,
+            retired: Mutex::default(),
         })
+    }
+
+    /// Adds the final counters of one of its agents that is gone for good to its retired
+    /// totals.
+    pub(crate) fn retire(&self, stats: &AgentStats) {
+        self.retired.lock().accumulate(stats);
     }
 }
 
 /// One environment's classes, by agent type.
 #[derive(Default)]
 pub(crate) struct AgentClasses {
-    by_type: Mutex<HashMap<TypeId, Arc<AgentClass>>>,
+    by_type: Mutex<HashMap<TypeId, Arc<AgentClass>, IdHash>>,
 }
 
 impl AgentClasses {
@@ -72,6 +86,11 @@ impl AgentClasses {
                     )
                 }),
         )
+    }
+
+    /// Every class of the environment.
+    pub(crate) fn all(&self) -> Vec<Arc<AgentClass>> {
+        self.by_type.lock().values().cloned().collect()
     }
 }
 

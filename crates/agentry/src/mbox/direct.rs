@@ -125,15 +125,13 @@ impl TypeRules {
 }
 
 /// When the last holder of the agent's mbox lets go, nobody can read its counters any more:
-/// its final counts join its type's retired totals (`stats.rs`) and its tombstone leaves its
+/// its final counts join its class's retired totals (`mbox/class.rs`) and its tombstone leaves its
 /// slot (`slab.rs` ground rules).
 impl Drop for AgentShared {
     fn drop(&mut self) {
         if let Some(b) = self.binding.get() {
-            self.counters().retire(
-                self.agent_type(),
-                &crate::stats::AgentStats::read(&self.stats),
-            );
+            self.class
+                .retire(&crate::stats::AgentStats::read(&self.stats));
             if let Some(env) = self.class.env.upgrade() {
                 env.agent_slab().bury(b.target.load());
             }

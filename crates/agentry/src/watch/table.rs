@@ -2,15 +2,15 @@
 //! (to drop them with their watcher). Plain data inside the registry, under its lock.
 
 use super::{Terminated, WatchTarget};
-use crate::ids::{MboxId, WatchId};
+use crate::ids::{IdHash, MboxId, WatchId};
 use crate::mbox::Mbox;
 use crate::reason::ExitReason;
 use std::collections::HashMap;
 
 #[derive(Default)]
 pub(crate) struct WatchTable {
-    by_target: HashMap<WatchTarget, Vec<(WatchId, Mbox)>>,
-    by_watcher: HashMap<MboxId, Vec<(WatchId, WatchTarget)>>,
+    by_target: HashMap<WatchTarget, Vec<(WatchId, Mbox)>, IdHash>,
+    by_watcher: HashMap<MboxId, Vec<(WatchId, WatchTarget)>, IdHash>,
     len: usize,
 }
 
@@ -95,7 +95,7 @@ impl WatchTable {
 /// Removes the first element matching `is` from the list under `key`, and the list if it
 /// becomes empty.
 fn remove_entry<K: std::hash::Hash + Eq, V>(
-    map: &mut HashMap<K, Vec<V>>,
+    map: &mut HashMap<K, Vec<V>, IdHash>,
     key: K,
     is: impl Fn(&V) -> bool,
 ) {
