@@ -24,9 +24,9 @@ mod watches;
 pub use builder::EnvBuilder;
 
 use crate::agent::Addr;
-use crate::agent::Agent;
 use crate::agent::layout::LayoutCache;
 use crate::agent::protocol::Protocol;
+use crate::agent::{Agent, Define};
 use crate::coop::Coop;
 use crate::coop::registry::{Actions, Registry};
 use crate::destination::Destination;
@@ -309,7 +309,6 @@ impl EnvInner {
         // Listeners first: a coop's listeners have run before its parent is told to finish
         // (so before the parent's own listeners can run).
         for (listeners, event) in actions.notify {
-            tracing::debug!(coop = %event.coop, reason = ?event.reason, "coop deregistered");
             for l in listeners {
                 l.notify(event);
             }
@@ -486,26 +485,18 @@ impl EnvHandle {
         self.0.register(coop)
     }
 
-    /// Registers a coop holding just `agent`; returns the agent's mbox.
+    /// Registers a coop holding just `agent`; returns the agent's mbox (as
+    /// [`register_coop`](Self::register_coop) with a coop of one agent, without building one).
     pub fn register_agent<A: Agent>(&self, agent: A) -> Result<Mbox, RegisterError> {
-        self.register_one(self.new_coop(), |coop| coop.add(agent))
+        self.0.register_alone(None, None, agent, Define::unchecked)
     }
 
     /// Registers a coop holding just `agent`; returns the agent's typed address (see
     /// [`Coop::add_addr`]).
     pub fn register_agent_addr<A: Protocol>(&self, agent: A) -> Result<Addr<A>, RegisterError> {
-        self.register_one(self.new_coop(), |coop| coop.add_addr(agent))
-    }
-
-    /// Lets `add` fill `coop` (with one agent), registers it, and returns what `add` did.
-    pub(crate) fn register_one<T>(
-        &self,
-        mut coop: Coop,
-        add: impl FnOnce(&mut Coop) -> T,
-    ) -> Result<T, RegisterError> {
-        let added = add(&mut coop);
-        self.register_coop(coop)?;
-        Ok(added)
+        self.0
+            .register_alone(None, None, agent, Define::check_protocol)
+            .map(Addr::new)
     }
 
     /// Starts deregistering a coop (children first). Returns immediately.

@@ -204,7 +204,7 @@ impl<A: Protocol> UndefinedAgent for Declared<A> {
 }
 
 /// Runs `agent`'s definition, then `check` on it; `restart` for a supervised agent.
-pub(super) fn define_cell<A: Agent>(
+pub(crate) fn define_cell<A: Agent>(
     mut agent: A,
     me: Mbox,
     at: Placement<'_>,

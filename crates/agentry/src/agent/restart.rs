@@ -179,7 +179,7 @@ impl<A: Agent> Suspended<A> {
         self.mbox
             .shared()
             .binding()
-            .and_then(|b| b.supervisor.clone())
+            .and_then(|b| b.supervisor.as_deref().cloned())
     }
 
     /// A fresh agent from the factory, defined and checked against what belongs to the mbox.

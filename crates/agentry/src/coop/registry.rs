@@ -93,7 +93,7 @@ impl FromIterator<Arc<AgentShared>> for Agents {
 pub(crate) struct Actions {
     /// Agents to send a finish demand to.
     pub(crate) finish: Vec<Arc<AgentShared>>,
-    /// Listeners to notify.
+    /// Listeners to notify (only coops that have any).
     pub(crate) notify: Vec<(Vec<DeregListener>, CoopDeregistered)>,
     /// Death-watch messages to send (`watch.rs`).
     pub(crate) terminated: Vec<(Mbox, Terminated)>,
@@ -417,9 +417,11 @@ impl Registry {
             };
             self.watches
                 .fire(WatchTarget::Coop(c), reason.into(), &mut actions.terminated);
-            actions
-                .notify
-                .push((e.listeners.into_vec(), CoopDeregistered { coop: c, reason }));
+            tracing::debug!(coop = %c, ?reason, "coop deregistered");
+            if !e.listeners.is_empty() {
+                let event = CoopDeregistered { coop: c, reason };
+                actions.notify.push((e.listeners.into_vec(), event));
+            }
             let Some(p) = e.parent else { continue };
             let Some(pe) = self.coops.get_mut(p) else {
                 continue;

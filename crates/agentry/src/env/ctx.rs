@@ -5,7 +5,7 @@
 //! its coops; `agent/ctx.rs` (the agents' layer) holds the rest of `Ctx` and names no coop.
 
 use crate::agent::protocol::Protocol;
-use crate::agent::{Addr, Agent, Ctx};
+use crate::agent::{Addr, Agent, Ctx, Define};
 use crate::coop::Coop;
 use crate::destination::Destination;
 use crate::env::EnvHandle;
@@ -57,15 +57,26 @@ impl<A: Agent> Ctx<A> {
     /// [`RegisterError`] here (e.g. [`RegisterError::ParentDeregistering`] once this agent's
     /// coop is leaving). Use a [`Coop`] to start several agents as one transaction.
     pub fn spawn<B: Agent>(&self, agent: B) -> Result<Mbox, RegisterError> {
-        self.env()
-            .register_one(self.child_coop(), |coop| coop.add(agent))
+        self.env().inner().register_alone(
+            Some(self.coop()),
+            Some(self.binder.clone()),
+            agent,
+            Define::unchecked,
+        )
     }
 
     /// [`spawn`](Self::spawn), returning the child's typed address (see
     /// [`Coop::add_addr`]).
     pub fn spawn_addr<B: Protocol>(&self, agent: B) -> Result<Addr<B>, RegisterError> {
         self.env()
-            .register_one(self.child_coop(), |coop| coop.add_addr(agent))
+            .inner()
+            .register_alone(
+                Some(self.coop()),
+                Some(self.binder.clone()),
+                agent,
+                Define::check_protocol,
+            )
+            .map(Addr::new)
     }
 
     /// Registers `coop` (typically made by [`child_coop`](Self::child_coop)).

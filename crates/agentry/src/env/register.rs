@@ -1,17 +1,28 @@
 //! The registration transaction: a coop's agents define themselves, bind, are committed and
 //! start (`EnvInner::register`; phases 1–4 below, the start step in `agent/start.rs`).
+//!
+//! A coop of one agent made without a coop builder (`Ctx::spawn`, `EnvHandle::register_agent`)
+//! goes through the same four phases in `EnvInner::register_alone`, each the same step
+//! (`define_agent`, `prepare_binding`, `commit_agent`, `push_start`) applied to one agent
+//! instead of a list: nothing is boxed, listed or collected for it.
 
 use super::{EnvInner, SHUTTING_DOWN};
-use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket};
+use crate::agent::Agent;
+use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket, define_cell};
+use crate::agent::define::DefinitionCheck;
 use crate::agent::start::{CoopStart, Failed};
+use crate::coop::registry::Agents;
 use crate::coop::{Coop, PendingAgent};
 use crate::demand::Demand;
-use crate::disp::{BindScope, Binder, on_a_dispatcher_thread};
-use crate::error::RegisterError;
+use crate::disp::{BindScope, Binder, EventQueue, on_a_dispatcher_thread};
+use crate::error::{DefineError, RegisterError};
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
-use crate::mbox::direct::TypeRules;
+use crate::mbox::direct::{AgentShared, Binding, TypeRules};
 use crate::mbox::limit::LimitTable;
+use crate::mbox::supervisor_link::SupervisorLink;
+use crate::panic_reaction::PanicReaction;
+use crate::slab::IncarnationRef;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -21,7 +32,7 @@ use std::sync::atomic::Ordering;
 struct DefinedEntry {
     defined: Defined,
     /// Its dispatcher's queue, once its binding is prepared (phase 2).
-    queue: Option<crate::disp::EventQueue>,
+    queue: Option<EventQueue>,
 }
 
 // The coop's list of pending agents is turned into the list of defined ones in place (the
@@ -31,6 +42,63 @@ const _: () = assert!(
     std::mem::size_of::<DefinedEntry>() <= std::mem::size_of::<PendingAgent>()
         && std::mem::align_of::<DefinedEntry>() == std::mem::align_of::<PendingAgent>()
 );
+
+/// Phase 1 for one agent, the `index`-th of its coop: `define` runs its definition (user code,
+/// no lock held) and builds its cell; an error or a panic is the registration's typed error.
+fn define_agent(
+    index: usize,
+    agent_type: &'static str,
+    define: impl FnOnce() -> Result<Defined, DefineError>,
+) -> Result<DefinedEntry, RegisterError> {
+    match catch_unwind(AssertUnwindSafe(define)) {
+        Ok(Ok(defined)) => Ok(DefinedEntry {
+            defined,
+            queue: None,
+        }),
+        Ok(Err(source)) => Err(RegisterError::Define {
+            index,
+            agent_type,
+            source,
+        }),
+        Err(payload) => Err(RegisterError::DefinePanicked {
+            index,
+            agent_type,
+            message: crate::error::panic_message(&*payload),
+        }),
+    }
+}
+
+/// Phase 2 for one agent: its binding is prepared (fallible; dropping rolls back): the cell
+/// holds its lease, the entry its queue until the commit.
+fn prepare_binding(
+    scope: &mut BindScope<'_>,
+    index: usize,
+    entry: &mut DefinedEntry,
+) -> Result<(), RegisterError> {
+    let cell = &mut entry.defined.cell;
+    let prepared = cell
+        .binder()
+        .prepare(scope, cell.priority())
+        .map_err(|source| RegisterError::Bind {
+            index,
+            agent_type: cell.shared().agent_type(),
+            source,
+        })?;
+    cell.hold_lease(prepared.lease);
+    entry.queue = Some(prepared.queue);
+    Ok(())
+}
+
+/// Phase 4 for one agent: its start demand.
+fn push_start(shared: &AgentShared) {
+    let binding = shared
+        .binding()
+        .expect("invariant: committed agents are bound");
+    let start = Demand::start(binding.target.load(), shared.mbox_id);
+    if binding.queue.push(start).is_err() {
+        unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
+    }
+}
 
 impl EnvInner {
     pub(super) fn register(self: &Arc<Self>, coop: Coop) -> Result<CoopId, RegisterError> {
@@ -54,9 +122,9 @@ impl EnvInner {
         let supervision =
             crate::supervision::supervisor::prepare(&mut agents, supervision, children, &env)?;
 
-        // Phase 1: every agent defines itself (user code, no lock held) and its cell is built,
-        // in the allocation that holds it from then on. The coop's list of pending agents becomes
-        // the list of defined ones in place (no per-agent temporary survives the definition).
+        // Phase 1: every agent defines itself and its cell is built, in the allocation that
+        // holds it from then on. The coop's list of pending agents becomes the list of defined
+        // ones in place (no per-agent temporary survives the definition).
         let default = Binder::env_default(self.address());
         let mut defined = agents
             .into_iter()
@@ -67,48 +135,22 @@ impl EnvInner {
                     binder: own,
                     agent,
                 } = pending;
-                let agent_type = shared.agent_type();
-                let me = Mbox::from_shared(shared);
                 let at = Placement {
                     layouts: &self.layouts,
                     binder: own
                         .or_else(|| binder.clone())
                         .unwrap_or_else(|| default.clone()),
                 };
-                match catch_unwind(AssertUnwindSafe(|| agent.define(me, at))) {
-                    Ok(Ok(defined)) => Ok(DefinedEntry {
-                        defined,
-                        queue: None,
-                    }),
-                    Ok(Err(source)) => Err(RegisterError::Define {
-                        index,
-                        agent_type,
-                        source,
-                    }),
-                    Err(payload) => Err(RegisterError::DefinePanicked {
-                        index,
-                        agent_type,
-                        message: crate::error::panic_message(&*payload),
-                    }),
-                }
+                define_agent(index, shared.agent_type(), || {
+                    agent.define(Mbox::from_shared(shared), at)
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
 
-        // Phase 2: every agent's binding is prepared (fallible; dropping rolls back): the cell
-        // holds its lease, the entry its queue until the commit.
+        // Phase 2: every agent's binding is prepared.
         let mut scope = BindScope::new(&**self);
         for (index, entry) in defined.iter_mut().enumerate() {
-            let cell = &mut entry.defined.cell;
-            let prepared =
-                cell.binder()
-                    .prepare(&mut scope, cell.priority())
-                    .map_err(|source| RegisterError::Bind {
-                        index,
-                        agent_type: cell.shared().agent_type(),
-                        source,
-                    })?;
-            cell.hold_lease(prepared.lease);
-            entry.queue = Some(prepared.queue);
+            prepare_binding(&mut scope, index, entry)?;
         }
 
         // Phase 3: commit (infallible past the parent check), under the registry lock so that
@@ -136,69 +178,122 @@ impl EnvInner {
         // Every agent is bound and subscribed before any of them starts: an agent's on_start
         // may send to its siblings (directly or through a multi mbox).
         for (index, entry) in defined.into_iter().enumerate() {
-            let DefinedEntry { defined, queue } = entry;
-            let queue = queue.expect("invariant: every binding was prepared in phase 2");
-            let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
-            let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
-            let multi_keys = parts
-                .multi
-                .iter()
-                .map(|m| (m.mbox.clone(), m.type_id))
-                .collect();
-            let cell = defined.cell;
-            let shared = Arc::clone(cell.shared());
-            // Timed by the env's setting or its definition: its cell's `TIMED` bit and its
-            // binding say the same.
-            let timed = self.config.observe.time_handlers || cell.times_handlers();
-            let handler_timing = timed.then_some(self.config.handler_sampling);
-            let target = self.slab.insert(&shared, |aref| {
-                cell.attach(Attach {
-                    id: aref.id(),
-                    panic_reaction: reaction,
-                    multi: multi_keys,
-                    observe: Observe {
-                        time_handlers: timed,
-                        ..self.config.observe.clone()
-                    },
-                    start: StartTicket::Registration {
-                        coop: start.clone(),
-                        index: u32::try_from(index).unwrap_or(u32::MAX),
-                    },
-                })
-            });
-            shared.bind(crate::mbox::direct::Binding {
-                coop: id,
-                target: crate::slab::IncarnationRef::new(target),
-                queue,
-                type_rules: TypeRules::new(
-                    parts.insend,
-                    parts.event_priorities,
-                    self.counters.propagation.as_ref(),
-                ),
-                limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
-                handler_timing,
-                panic_reaction: reaction,
-                supervisor: links.get_mut(index).and_then(Option::take),
-            });
-            for m in parts.multi {
-                m.mbox
-                    .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
-            }
+            let link = links.get_mut(index).and_then(Option::take);
+            self.commit_agent(id, index, entry, coop_reaction, &start, link);
         }
-        for shared in registry.agents_of(id) {
-            let binding = shared
-                .binding()
-                .expect("invariant: bound in the loop above");
-            let start = Demand::start(binding.target.load(), shared.mbox_id);
-            if binding.queue.push(start).is_err() {
-                unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
-            }
-        }
+        registry.agents_of(id).iter().for_each(|s| push_start(s));
         drop(registry);
-        match start
-            .filter(|_| wait)
-            .map(|start| self.wait_for_start(id, &start))
-        {
+        self.verdict(id, start.filter(|_| wait))
+    }
+
+    /// Registers `agent` (of type `A`, its definition checked by `check`) alone in a new coop
+    /// whose parent is `parent`, bound through `binder` (the env's default dispatcher if
+    /// `None`): [`register`](Self::register) for a coop of one agent, without a coop builder.
+    pub(crate) fn register_alone<A: Agent>(
+        self: &Arc<Self>,
+        parent: Option<CoopId>,
+        binder: Option<Binder>,
+        agent: A,
+        check: DefinitionCheck<A>,
+    ) -> Result<Mbox, RegisterError> {
+        if self.phase() >= SHUTTING_DOWN {
+            return Err(RegisterError::EnvStopped);
+        }
+        let agent_type = std::any::type_name::<A>();
+        let host = Arc::clone(self) as Arc<dyn crate::mbox::direct::AgentHost>;
+        let shared = Arc::new(AgentShared::new(self.classes.of::<A>(agent_type, &host)));
+        let me = Mbox::from_shared(Arc::clone(&shared));
+        let at = Placement {
+            layouts: &self.layouts,
+            binder: binder.unwrap_or_else(|| Binder::env_default(self.address())),
+        };
+        let mut entry = define_agent(0, agent_type, || define_cell(agent, me, at, check, None))?;
+        prepare_binding(&mut BindScope::new(&**self), 0, &mut entry)?;
+
+        let wait = !on_a_dispatcher_thread();
+        let start = wait.then(|| CoopStart::new(1));
+        let mut registry = self.registry.lock();
+        if self.phase() >= SHUTTING_DOWN {
+            return Err(RegisterError::EnvStopped);
+        }
+        let coop_reaction = parent
+            .and_then(|p| registry.panic_reaction_of(p))
+            .unwrap_or(self.config.panic_reaction);
+        let agents = Agents::One(Arc::clone(&shared));
+        let id = registry.insert(parent, agents, Vec::new(), coop_reaction, None)?;
+        self.ever_registered.store(true, Ordering::Relaxed);
+        self.commit_agent(id, 0, entry, coop_reaction, &start, None);
+        push_start(&shared);
+        drop(registry);
+        self.verdict(id, start)?;
+        Ok(Mbox::from_shared(shared))
+    }
+
+    /// Phase 3 for the `index`-th agent of the coop `id`, under the registry lock: its slot,
+    /// its cell completed, its binding published, its multi-mbox subscriptions made.
+    fn commit_agent(
+        &self,
+        id: CoopId,
+        index: usize,
+        entry: DefinedEntry,
+        coop_reaction: PanicReaction,
+        start: &Option<Arc<CoopStart>>,
+        supervisor: Option<SupervisorLink>,
+    ) {
+        let DefinedEntry { defined, queue } = entry;
+        let queue = queue.expect("invariant: every binding was prepared in phase 2");
+        let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
+        let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
+        let multi_keys = parts
+            .multi
+            .iter()
+            .map(|m| (m.mbox.clone(), m.type_id))
+            .collect();
+        let cell = defined.cell;
+        let shared = Arc::clone(cell.shared());
+        // Timed by the env's setting or its definition: its cell's `TIMED` bit and its
+        // binding say the same.
+        let timed = self.config.observe.time_handlers || cell.times_handlers();
+        let handler_timing = timed.then_some(self.config.handler_sampling);
+        let target = self.slab.insert(&shared, |aref| {
+            cell.attach(Attach {
+                id: aref.id(),
+                panic_reaction: reaction,
+                multi: multi_keys,
+                observe: Observe {
+                    time_handlers: timed,
+                    ..self.config.observe.clone()
+                },
+                start: StartTicket::Registration {
+                    coop: start.clone(),
+                    index: u32::try_from(index).unwrap_or(u32::MAX),
+                },
+            })
+        });
+        shared.bind(Binding {
+            coop: id,
+            target: IncarnationRef::new(target),
+            queue,
+            type_rules: TypeRules::new(
+                parts.insend,
+                parts.event_priorities,
+                self.counters.propagation.as_ref(),
+            ),
+            limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
+            handler_timing,
+            panic_reaction: reaction,
+            supervisor: supervisor.map(Box::new),
+        });
+        for m in parts.multi {
+            m.mbox
+                .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
+        }
+    }
+
+    /// The registration's outcome once the coop `id` is committed: with a `start` to wait for,
+    /// its verdict (phase 4), else `Ok`.
+    fn verdict(&self, id: CoopId, start: Option<Arc<CoopStart>>) -> Result<CoopId, RegisterError> {
+        match start.map(|start| self.wait_for_start(id, &start)) {
             Some(Err(Failed {
                 index,
                 agent_type,

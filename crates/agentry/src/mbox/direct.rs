@@ -45,8 +45,9 @@ pub(crate) struct Binding {
     /// timing counters are made by that run: nothing is allocated for it at registration).
     pub(crate) handler_timing: Option<HandlerSampling>,
     pub(crate) panic_reaction: PanicReaction,
-    /// Its supervisor, if it was added with a factory to a supervising coop.
-    pub(crate) supervisor: Option<SupervisorLink>,
+    /// Its supervisor, if it was added with a factory to a supervising coop (boxed: most
+    /// agents have none, and the binding stays 80 bytes).
+    pub(crate) supervisor: Option<Box<SupervisorLink>>,
 }
 
 impl Binding {
