@@ -20,7 +20,7 @@ pub(crate) mod start;
 mod table;
 
 use crate::agent::Addr;
-use crate::agent::cell::{Declared, UndefinedAgent};
+use crate::agent::cell::UndefinedAgent;
 use crate::agent::define::DefinitionCheck;
 use crate::agent::protocol::Protocol;
 use crate::agent::restart::SupervisedAgent;
@@ -69,7 +69,7 @@ impl DeregListener {
 pub(crate) struct PendingAgent {
     pub(crate) shared: Arc<AgentShared>,
     pub(crate) binder: Option<Binder>,
-    pub(crate) agent: Box<dyn UndefinedAgent>,
+    pub(crate) agent: UndefinedAgent,
 }
 
 /// A coop being assembled; register it with
@@ -177,20 +177,16 @@ impl Coop {
     }
 
     fn push<A: Agent>(&mut self, agent: A, binder: Option<Binder>) -> Mbox {
-        self.push_erased::<A>(Box::new(agent), binder)
+        self.push_erased::<A>(UndefinedAgent::new(agent), binder)
     }
 
     fn push_declared<A: Protocol>(&mut self, agent: A, binder: Option<Binder>) -> Addr<A> {
-        let agent = Box::new(Declared(agent));
+        let agent = UndefinedAgent::declared(agent);
         Addr::new(self.push_erased::<A>(agent, binder))
     }
 
     /// Adds `agent`, an agent of type `A` (its class is `A`'s).
-    fn push_erased<A: 'static>(
-        &mut self,
-        agent: Box<dyn UndefinedAgent>,
-        binder: Option<Binder>,
-    ) -> Mbox {
+    fn push_erased<A: 'static>(&mut self, agent: UndefinedAgent, binder: Option<Binder>) -> Mbox {
         let class = match &self.last_class {
             Some(class) if class.type_id == TypeId::of::<A>() => Arc::clone(class),
             _ => {
@@ -268,7 +264,7 @@ impl Coop {
         check: DefinitionCheck<A>,
     ) -> Mbox {
         let agent = SupervisedAgent::new(factory, check);
-        let mbox = self.push_erased::<A>(Box::new(agent), binder);
+        let mbox = self.push_erased::<A>(agent.undefined(), binder);
         self.children.push(ChildSpec::Agent(self.agents.len() - 1));
         mbox
     }
@@ -344,7 +340,7 @@ impl fmt::Debug for Coop {
                 &self
                     .agents
                     .iter()
-                    .map(|a| a.agent.agent_type())
+                    .map(|a| a.shared.agent_type())
                     .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()

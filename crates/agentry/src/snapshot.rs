@@ -295,7 +295,7 @@ impl EnvHandle {
                 mbox: row.shared.mbox_id,
                 coop: row.coop,
                 agent_type: row.shared.agent_type(),
-                state: row.shared.state.with_name(|n| n.map(str::to_owned)),
+                state: row.shared.with_state_name(|n| n.map(str::to_owned)),
                 accepting: Mbox::from_shared(Arc::clone(&row.shared)).is_alive(),
                 stats: row.stats,
             })
@@ -317,10 +317,7 @@ fn matches(shared: &AgentShared, id: AgentId, filter: &str, id_text: &mut String
     if shared.agent_type().contains(filter) {
         return true;
     }
-    if shared
-        .state
-        .with_name(|n| n.is_some_and(|n| n.contains(filter)))
-    {
+    if shared.with_state_name(|n| n.is_some_and(|n| n.contains(filter))) {
         return true;
     }
     id_text.clear();

@@ -79,14 +79,60 @@ impl Observe {
     }
 }
 
-/// Registration, step 1: an agent not yet defined.
-pub(crate) trait UndefinedAgent: Send {
-    fn agent_type(&self) -> &'static str;
-    /// Runs the agent's definition and builds its cell — the allocation that holds it from
-    /// then on — where `at` says; its layout is shared through the env's layout cache at
-    /// once, so that what only the definition needed is freed before the next agent defines
-    /// itself.
-    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError>;
+/// Registration, step 1: an agent not yet defined — its value, held as a type-erased
+/// [`Payload`] (inline up to 24 bytes: a small agent costs no allocation between
+/// `Coop::add` and its definition, and leaves no hole behind once its cell is built), and the
+/// definition its type runs.
+pub(crate) struct UndefinedAgent {
+    value: Payload,
+    define: DefineFn,
+}
+
+/// Runs the definition of the agent in a payload (of the type it was made for) and builds its
+/// cell — the allocation that holds it from then on — where the placement says; its layout is
+/// shared through the env's layout cache at once, so that what only the definition needed is
+/// freed before the next agent defines itself.
+type DefineFn = fn(Payload, Mbox, Placement<'_>) -> Result<Defined, DefineError>;
+
+impl UndefinedAgent {
+    /// `agent`, defined unchecked.
+    pub(crate) fn new<A: Agent>(agent: A) -> Self {
+        UndefinedAgent {
+            value: Payload::new(agent),
+            define: |value, me, at| define_cell(taken::<A>(value), me, at, Define::unchecked, None),
+        }
+    }
+
+    /// `agent`, added with its typed address: its definition must handle its whole protocol
+    /// (`protocol.rs`).
+    pub(crate) fn declared<A: Protocol>(agent: A) -> Self {
+        UndefinedAgent {
+            value: Payload::new(agent),
+            define: |value, me, at| {
+                define_cell(taken::<A>(value), me, at, Define::check_protocol, None)
+            },
+        }
+    }
+
+    /// `value`, defined by `define` (a supervised agent, `agent/restart.rs`).
+    pub(crate) fn with<T: Send + 'static>(value: T, define: DefineFn) -> Self {
+        UndefinedAgent {
+            value: Payload::new(value),
+            define,
+        }
+    }
+
+    /// Runs the agent's definition and builds its cell where `at` says.
+    pub(crate) fn define(self, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
+        (self.define)(self.value, me, at)
+    }
+}
+
+/// The value of type `T` in `value`, which its [`UndefinedAgent`] was made with.
+pub(crate) fn taken<T: 'static>(value: Payload) -> T {
+    value
+        .take::<T>()
+        .unwrap_or_else(|_| unreachable!("invariant: an undefined agent holds its own type"))
 }
 
 /// Why an agent's env is there whenever its cell asks: `Env`'s drop stops it and waits for
@@ -177,30 +223,6 @@ pub(crate) enum StartTicket {
     },
     /// A supervisor's restart: a failed start is a failure of the agent, reported like a panic.
     Restart,
-}
-
-impl<A: Agent> UndefinedAgent for A {
-    fn agent_type(&self) -> &'static str {
-        std::any::type_name::<A>()
-    }
-
-    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
-        define_cell(*self, me, at, Define::unchecked, None)
-    }
-}
-
-/// An agent added with its typed address: its definition must handle its whole protocol
-/// (`protocol.rs`).
-pub(crate) struct Declared<A>(pub(crate) A);
-
-impl<A: Protocol> UndefinedAgent for Declared<A> {
-    fn agent_type(&self) -> &'static str {
-        std::any::type_name::<A>()
-    }
-
-    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
-        define_cell(self.0, me, at, Define::check_protocol, None)
-    }
 }
 
 /// Runs `agent`'s definition, then `check` on it; `restart` for a supervised agent.
@@ -863,7 +885,7 @@ impl<A: Agent> AgentCell<A> {
         x.limit_timers.swap_remove(pos);
         if let Some((_, then)) = self.ctx.layout.states.time_limit(state) {
             self.run_transition(then);
-            self.ctx.mbox.shared().state.set(self.ctx.state.0);
+            self.ctx.mbox.shared().publish_state(self.ctx.state.0);
         }
     }
 
@@ -874,7 +896,7 @@ impl<A: Agent> AgentCell<A> {
             } else {
                 self.ctx.state = to;
             }
-            self.ctx.mbox.shared().state.set(self.ctx.state.0);
+            self.ctx.mbox.shared().publish_state(self.ctx.state.0);
         }
     }
 
@@ -942,8 +964,7 @@ impl<A: Agent> AgentCell<A> {
         self.ctx
             .mbox
             .shared()
-            .state
-            .started(self.ctx.layout.clone(), target.0);
+            .publish_started(&self.ctx.layout, target.0);
         let outcome = match self.catching(|agent, ctx| agent.on_start(ctx)) {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => StartFailure::Error(error),

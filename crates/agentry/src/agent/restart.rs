@@ -48,15 +48,14 @@
 
 use super::Agent;
 use super::cell::{
-    AgentCell, Attach, Defined, DefinedAgent, ENV_LIVES, Observe, Placement, StartTicket,
-    UndefinedAgent, define_cell,
+    AgentCell, Attach, DefinedAgent, ENV_LIVES, Observe, Placement, StartTicket, UndefinedAgent,
+    define_cell, taken,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
 use super::layout::LayoutCache;
 use crate::demand::Demand;
 use crate::disp::{Binder, Lease};
-use crate::error::DefineError;
 use crate::ids::{AgentId, CoopId, MboxId};
 use crate::mbox::direct::AgentShared;
 use crate::mbox::limit::shape_of;
@@ -116,23 +115,23 @@ impl<A: Agent> SupervisedAgent<A> {
     }
 }
 
-impl<A: Agent> UndefinedAgent for SupervisedAgent<A> {
-    fn agent_type(&self) -> &'static str {
-        std::any::type_name::<A>()
-    }
-
-    fn define(self: Box<Self>, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
-        let SupervisedAgent {
-            first,
-            factory,
-            check,
-        } = *self;
-        let restart = Box::new(Restartable {
-            factory,
-            check,
-            deferred: Vec::new(),
-        });
-        define_cell(first, me, at, check, Some(restart))
+impl<A: Agent> SupervisedAgent<A> {
+    /// Its registration's first step: the first incarnation defined with the factory kept for
+    /// the next ones.
+    pub(crate) fn undefined(self) -> UndefinedAgent {
+        UndefinedAgent::with(self, |value, me, at| {
+            let SupervisedAgent {
+                first,
+                factory,
+                check,
+            } = taken::<SupervisedAgent<A>>(value);
+            let restart = Box::new(Restartable {
+                factory,
+                check,
+                deferred: Vec::new(),
+            });
+            define_cell(first, me, at, check, Some(restart))
+        })
     }
 }
 

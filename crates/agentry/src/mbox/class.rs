@@ -15,6 +15,7 @@
 //!   once, not N times.
 
 use super::direct::AgentHost;
+use super::published_state::StateNamesOf;
 use crate::ids::IdHash;
 use crate::stats::{AgentStats, EnvCounters};
 use parking_lot::Mutex;
@@ -34,6 +35,8 @@ pub(crate) struct AgentClass {
     /// ([`EnvHandle::agent_type_stats`](crate::EnvHandle::agent_type_stats)). Written once per
     /// agent, as its shared part drops; never on a message path.
     pub(crate) retired: Mutex<AgentStats>,
+    /// Where its agents' state names are (`mbox/published_state.rs`).
+    pub(crate) state_names: StateNamesOf,
 }
 
 impl AgentClass {
@@ -50,6 +53,7 @@ impl AgentClass {
             counters,
             env,
             retired: Mutex::default(),
+            state_names: StateNamesOf::default(),
         })
     }
 

@@ -7,6 +7,7 @@
 //! `RestartDue` (its backoff timer), and [`CoopDeregistered`] (a child coop left).
 
 use super::{Child, ChildStats, Strategy, Supervision, SupervisorShared};
+use crate::agent::cell::UndefinedAgent;
 use crate::agent::restart::{Control, send_control};
 use crate::agent::{Agent, Ctx, Define};
 use crate::coop::{ChildSpec, CoopDeregistered, CoopFactory, PendingAgent};
@@ -475,7 +476,7 @@ pub(crate) fn prepare(
     agents.push(PendingAgent {
         shared,
         binder: None,
-        agent: Box::new(Supervisor::new(policy, kids, Arc::clone(&published))),
+        agent: UndefinedAgent::new(Supervisor::new(policy, kids, Arc::clone(&published))),
     });
     Ok(Some(Plan {
         links,
