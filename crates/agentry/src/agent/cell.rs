@@ -1045,18 +1045,16 @@ impl<A: Agent> AgentCell<A> {
             self.guarded(|agent, ctx| agent.on_finish(ctx));
         }
         self.ctx.pending_state = None;
-        if !self.entered {
+        // Without hooks or time limits, leaving the states does nothing (as entering them
+        // was taking the initial one).
+        if !self.entered || !self.ctx.layout.states.is_structured() {
             return;
         }
-        // Leave every state, innermost first.
-        let exits: Vec<State> = self
-            .ctx
-            .layout
-            .states
-            .self_and_ancestors(self.ctx.state)
-            .collect();
+        // Leave every state, innermost first (the layout held apart from the cell, whose
+        // hooks run meanwhile).
+        let layout = Arc::clone(&self.ctx.layout);
         self.ctx.in_transition = true;
-        for s in exits {
+        for s in layout.states.self_and_ancestors(self.ctx.state) {
             if !self.leave(s) {
                 self.on_panic();
                 break;
