@@ -24,7 +24,6 @@ mod watches;
 pub use builder::EnvBuilder;
 
 use crate::agent::Addr;
-use crate::agent::layout::LayoutCache;
 use crate::agent::protocol::Protocol;
 use crate::agent::{Agent, Define};
 use crate::coop::Coop;
@@ -120,8 +119,6 @@ pub(crate) struct EnvInner {
     /// The binder of the default dispatcher, once it is made (`default_dispatcher`).
     default: Mutex<Option<Binder>>,
     pub(crate) timers: Arc<TimerService>,
-    /// The agents' layouts, one per agent type (`agent/layout.rs`).
-    pub(crate) layouts: LayoutCache,
     /// The agents' classes, one per agent type (`mbox/class.rs`).
     classes: AgentClasses,
     config: Config,
@@ -157,10 +154,6 @@ impl AgentHost for EnvInner {
 
     fn watcher_gone(&self, watcher: MboxId) {
         self.drop_watches_of(watcher);
-    }
-
-    fn layouts(&self) -> &(dyn std::any::Any + Send + Sync) {
-        &self.layouts
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
@@ -275,7 +268,6 @@ impl EnvInner {
                 config.clock.clone(),
                 Arc::clone(&counters),
             ),
-            layouts: LayoutCache::default(),
             classes: AgentClasses::default(),
             config,
         }
@@ -488,14 +480,15 @@ impl EnvHandle {
     /// Registers a coop holding just `agent`; returns the agent's mbox (as
     /// [`register_coop`](Self::register_coop) with a coop of one agent, without building one).
     pub fn register_agent<A: Agent>(&self, agent: A) -> Result<Mbox, RegisterError> {
-        self.0.register_alone(None, None, agent, Define::unchecked)
+        self.0
+            .register_alone(None, None, None, agent, Define::unchecked)
     }
 
     /// Registers a coop holding just `agent`; returns the agent's typed address (see
     /// [`Coop::add_addr`]).
     pub fn register_agent_addr<A: Protocol>(&self, agent: A) -> Result<Addr<A>, RegisterError> {
         self.0
-            .register_alone(None, None, agent, Define::check_protocol)
+            .register_alone(None, None, None, agent, Define::check_protocol)
             .map(Addr::new)
     }
 

@@ -31,7 +31,7 @@ use super::ctx::Ctx;
 use super::define::{Define, DefinitionCheck};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
-use super::layout::{AgentLayout, LayoutCache};
+use super::layout::{self, AgentLayout};
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
 use super::start::{CoopStart, Failed, Go};
@@ -92,7 +92,7 @@ pub(crate) struct UndefinedAgent {
 /// cell — the allocation that holds it from then on — where the placement says; its layout is
 /// shared through the env's layout cache at once, so that what only the definition needed is
 /// freed before the next agent defines itself.
-type DefineFn = fn(Payload, Mbox, Placement<'_>) -> Result<Defined, DefineError>;
+type DefineFn = fn(Payload, Mbox, Placement) -> Result<Defined, DefineError>;
 
 impl UndefinedAgent {
     /// `agent`, defined unchecked.
@@ -123,7 +123,7 @@ impl UndefinedAgent {
     }
 
     /// Runs the agent's definition and builds its cell where `at` says.
-    pub(crate) fn define(self, me: Mbox, at: Placement<'_>) -> Result<Defined, DefineError> {
+    pub(crate) fn define(self, me: Mbox, at: Placement) -> Result<Defined, DefineError> {
         (self.define)(self.value, me, at)
     }
 }
@@ -141,9 +141,7 @@ pub(crate) const ENV_LIVES: &str =
     "invariant: an agent's handlers, hooks and controls run while its env lives";
 
 /// Where a defined agent goes: what its cell knows from its definition on.
-pub(crate) struct Placement<'a> {
-    /// The env's layout cache (`agent/layout.rs`).
-    pub(crate) layouts: &'a LayoutCache,
+pub(crate) struct Placement {
     /// The binder it is bound with (its child coops run there too).
     pub(crate) binder: Binder,
 }
@@ -229,11 +227,11 @@ pub(crate) enum StartTicket {
 pub(crate) fn define_cell<A: Agent>(
     mut agent: A,
     me: Mbox,
-    at: Placement<'_>,
+    at: Placement,
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
 ) -> Result<Defined, DefineError> {
-    let expected = at.layouts.cached(TypeId::of::<A>());
+    let expected = layout::cached(me.shared().class());
     let mut def = Define::new(me, expected);
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
@@ -253,7 +251,7 @@ impl<A: Agent> AgentCell<A> {
         agent: A,
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
-        at: Placement<'_>,
+        at: Placement,
     ) -> (Box<Self>, SenderParts) {
         let Define {
             me,
@@ -275,9 +273,8 @@ impl<A: Agent> AgentCell<A> {
             Some(layout) => (layout, table.into_handlers()),
             None => {
                 let (handler_layout, handlers) = table.finish(&states);
-                let layout = at
-                    .layouts
-                    .share(TypeId::of::<A>(), AgentLayout::new(states, handler_layout));
+                let class = me.shared().class();
+                let layout = layout::share(class, AgentLayout::new(states, handler_layout));
                 (layout, handlers)
             }
         };

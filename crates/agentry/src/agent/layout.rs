@@ -6,8 +6,9 @@
 //! Every agent runs its own `define` (a definition may depend on the agent's fields), but
 //! nearly all agents of one type come out the same: same states, same subscriptions, same
 //! handler in each state. Kept per agent, that shape is most of an idle agent's memory
-//! (about 600 of 1,400 heap bytes for an agent with one handler). The environment keeps one
-//! layout per agent type; an agent whose definition declares the same shares it.
+//! (about 600 of 1,400 heap bytes for an agent with one handler). Each agent type's class
+//! (`mbox/class.rs`, one per type and environment) keeps one layout; an agent whose
+//! definition declares the same shares it.
 //!
 //! Nor is the shape built only to be found equal: a definition's handler table is compared
 //! with its type's cached layout *as the definition goes* (`HandlerTable::expecting`), and
@@ -26,17 +27,14 @@
 //!   handlers and hooks exactly as its definition declared them. The agent's own mbox is
 //!   `Source::Own` in a layout; another mbox (a multi mbox) is named by its id, so agents
 //!   subscribed to different multi mboxes have different layouts.
-//! - The cache holds the first layout seen per agent type. A definition that differs from it
+//! - The class holds the first layout seen of its type. A definition that differs from it
 //!   keeps its own layout (nothing is evicted): correct whatever the definitions do, and as
 //!   small as today's for types whose agents differ.
 
 use super::handlers::HandlerLayout;
 use super::state::{State, StateTree};
-use crate::ids::IdHash;
-use crate::mbox::direct::AgentHost;
-use parking_lot::Mutex;
-use std::any::TypeId;
-use std::collections::HashMap;
+use crate::mbox::class::AgentClass;
+use std::any::Any;
 use std::sync::Arc;
 
 /// The state tree and handler-table shape of one agent (see the module docs).
@@ -62,39 +60,36 @@ impl AgentLayout {
     }
 }
 
-/// One environment's layouts, by agent type.
-#[derive(Default)]
-pub(crate) struct LayoutCache {
-    by_type: Mutex<HashMap<TypeId, Arc<AgentLayout>, IdHash>>,
+/// The cached layout of `class`'s agent type, if it has one: what its next definition is
+/// compared with as it goes (`HandlerTable::expecting`). Kept in the class (`mbox/class.rs`:
+/// type-erased there, since the mboxes do not name agent layouts), so reading it takes no
+/// lock and no lookup.
+pub(crate) fn cached(class: &AgentClass) -> Option<Arc<AgentLayout>> {
+    class.layout.get().map(|layout| {
+        Arc::clone(layout)
+            .downcast::<AgentLayout>()
+            .unwrap_or_else(|_| unreachable!("invariant: a class caches an AgentLayout"))
+    })
 }
 
-impl LayoutCache {
-    /// The cached layout of the agent type `agent`, if it has one: what its next definition
-    /// is compared with as it goes (`HandlerTable::expecting`).
-    pub(crate) fn cached(&self, agent: TypeId) -> Option<Arc<AgentLayout>> {
-        self.by_type.lock().get(&agent).cloned()
+/// The layout an agent of `class`'s type is to use: the cached one if equal to `layout`, else
+/// `layout` itself (cached if the type has none yet).
+pub(crate) fn share(class: &AgentClass, layout: AgentLayout) -> Arc<AgentLayout> {
+    if let Some(cached) = cached(class) {
+        return if cached.same_as(&layout) {
+            cached
+        } else {
+            Arc::new(layout)
+        };
     }
-
-    /// The layout cache of the env `host`.
-    pub(crate) fn of(host: &dyn AgentHost) -> &LayoutCache {
-        host.layouts()
-            .downcast_ref()
-            .expect("invariant: an env's layouts are a LayoutCache")
-    }
-
-    /// The layout an agent of type `agent` is to use: the cached one if equal to `layout`,
-    /// else `layout` itself (cached if the type has none yet).
-    pub(crate) fn share(&self, agent: TypeId, layout: AgentLayout) -> Arc<AgentLayout> {
-        let mut by_type = self.by_type.lock();
-        match by_type.get(&agent) {
-            Some(cached) if cached.same_as(&layout) => Arc::clone(cached),
-            Some(_) => Arc::new(layout),
-            None => {
-                let layout = Arc::new(layout);
-                by_type.insert(agent, Arc::clone(&layout));
-                layout
-            }
-        }
+    let layout = Arc::new(layout);
+    let kept = class
+        .layout
+        .get_or_init(|| Arc::clone(&layout) as Arc<dyn Any + Send + Sync>);
+    // Another definition of the type may have been cached meanwhile: then it is compared.
+    match Arc::clone(kept).downcast::<AgentLayout>() {
+        Ok(kept) if kept.same_as(&layout) => kept,
+        _ => layout,
     }
 }
 

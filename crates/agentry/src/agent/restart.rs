@@ -53,7 +53,6 @@ use super::cell::{
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
-use super::layout::LayoutCache;
 use crate::demand::Demand;
 use crate::disp::{Binder, Lease};
 use crate::ids::{AgentId, CoopId, MboxId};
@@ -250,11 +249,7 @@ impl<A: Agent> Suspended<A> {
         } = *self;
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
-        let env = mbox.shared().env().expect(ENV_LIVES);
-        let placement = Placement {
-            layouts: LayoutCache::of(&*env),
-            binder,
-        };
+        let placement = Placement { binder };
         let (mut cell, parts) = AgentCell::defined(agent, def, Some(restart), placement);
         cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).

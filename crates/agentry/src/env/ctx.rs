@@ -60,6 +60,7 @@ impl<A: Agent> Ctx<A> {
         self.env().inner().register_alone(
             Some(self.coop()),
             Some(self.binder.clone()),
+            Some(self.mbox.shared().class()),
             agent,
             Define::unchecked,
         )
@@ -73,6 +74,7 @@ impl<A: Agent> Ctx<A> {
             .register_alone(
                 Some(self.coop()),
                 Some(self.binder.clone()),
+                Some(self.mbox.shared().class()),
                 agent,
                 Define::check_protocol,
             )

@@ -18,11 +18,13 @@ use crate::disp::{BindScope, Binder, EventQueue, on_a_dispatcher_thread};
 use crate::error::{DefineError, RegisterError};
 use crate::ids::CoopId;
 use crate::mbox::Mbox;
+use crate::mbox::class::AgentClass;
 use crate::mbox::direct::{AgentShared, Binding, TypeRules};
 use crate::mbox::limit::LimitTable;
 use crate::mbox::supervisor_link::SupervisorLink;
 use crate::panic_reaction::PanicReaction;
 use crate::slab::IncarnationRef;
+use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -136,7 +138,6 @@ impl EnvInner {
                     agent,
                 } = pending;
                 let at = Placement {
-                    layouts: &self.layouts,
                     binder: own
                         .or_else(|| binder.clone())
                         .unwrap_or_else(|| default.clone()),
@@ -189,10 +190,13 @@ impl EnvInner {
     /// Registers `agent` (of type `A`, its definition checked by `check`) alone in a new coop
     /// whose parent is `parent`, bound through `binder` (the env's default dispatcher if
     /// `None`): [`register`](Self::register) for a coop of one agent, without a coop builder.
+    /// `near` is a class of this env the caller has at hand (the spawning agent's): used if it
+    /// is `A`'s, it saves looking the class up (a lock every spawning thread takes).
     pub(crate) fn register_alone<A: Agent>(
         self: &Arc<Self>,
         parent: Option<CoopId>,
         binder: Option<Binder>,
+        near: Option<&Arc<AgentClass>>,
         agent: A,
         check: DefinitionCheck<A>,
     ) -> Result<Mbox, RegisterError> {
@@ -200,11 +204,16 @@ impl EnvInner {
             return Err(RegisterError::EnvStopped);
         }
         let agent_type = std::any::type_name::<A>();
-        let host = Arc::clone(self) as Arc<dyn crate::mbox::direct::AgentHost>;
-        let shared = Arc::new(AgentShared::new(self.classes.of::<A>(agent_type, &host)));
+        let class = match near {
+            Some(class) if class.type_id == TypeId::of::<A>() => Arc::clone(class),
+            _ => {
+                let host = Arc::clone(self) as Arc<dyn crate::mbox::direct::AgentHost>;
+                self.classes.of::<A>(agent_type, &host)
+            }
+        };
+        let shared = Arc::new(AgentShared::new(class));
         let me = Mbox::from_shared(Arc::clone(&shared));
         let at = Placement {
-            layouts: &self.layouts,
             binder: binder.unwrap_or_else(|| Binder::env_default(self.address())),
         };
         let mut entry = define_agent(0, agent_type, || define_cell(agent, me, at, check, None))?;

@@ -1,13 +1,15 @@
 //! An agent's class: what every agent of one type in one environment shares, kept once per
 //! type instead of once per agent — its type's name, the environment's counters, the
-//! environment itself (as an [`AgentHost`]) and the final counts of its agents that are gone.
+//! environment itself (as an [`AgentHost`]), the final counts of its agents that are gone,
+//! its agents' layout and where their state names are.
 //!
 //! # Ground rules
 //!
 //! - A class is made the first time an agent of its type is added to a coop of the
 //!   environment ([`AgentClasses::of`]) and lives as long as the environment or an agent of it
 //!   (each agent's shared part holds it): it is never changed after it is made, except for its
-//!   retired totals, which an agent's counts join as its shared part drops.
+//!   retired totals, which an agent's counts join as its shared part drops, and its layout
+//!   and state names, set once by the first agent that needs them.
 //! - It holds the environment weakly, as the binding did before it: a direct mbox kept past
 //!   its environment keeps the counters alive, not the environment.
 //! - The environment's map is read once per coop builder and agent type (the builder keeps the
@@ -19,9 +21,9 @@ use super::published_state::StateNamesOf;
 use crate::ids::IdHash;
 use crate::stats::{AgentStats, EnvCounters};
 use parking_lot::Mutex;
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// What the agents of one type in one environment share (module docs).
 pub(crate) struct AgentClass {
@@ -37,6 +39,10 @@ pub(crate) struct AgentClass {
     pub(crate) retired: Mutex<AgentStats>,
     /// Where its agents' state names are (`mbox/published_state.rs`).
     pub(crate) state_names: StateNamesOf,
+    /// The first layout of its type's agents (`agent/layout.rs`' `AgentLayout`, which the
+    /// agents' layer downcasts this to: the mboxes do not name it), shared by every agent of
+    /// the type whose definition declares the same.
+    pub(crate) layout: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 impl AgentClass {
@@ -54,6 +60,7 @@ impl AgentClass {
             env,
             retired: Mutex::default(),
             state_names: StateNamesOf::default(),
+            layout: OnceLock::new(),
         })
     }
 

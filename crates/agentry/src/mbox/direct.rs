@@ -90,9 +90,6 @@ pub(crate) trait AgentHost: Send + Sync {
     fn deregister_for_agent(self: Arc<Self>, coop: CoopId, reason: DeregReason);
     /// The watches of the agent whose mbox is `watcher` end (a restarted incarnation's).
     fn watcher_gone(&self, watcher: MboxId);
-    /// The env's layout cache (`agent/layout.rs`' `LayoutCache`, which the agents' layer
-    /// downcasts this to: the mboxes do not name it).
-    fn layouts(&self) -> &(dyn std::any::Any + Send + Sync);
     /// The env itself, for the env's layer to downcast (`EnvHandle::of`: an agent's `Ctx`
     /// reaches its env through its mbox).
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
@@ -187,6 +184,11 @@ impl AgentShared {
             exit: OnceLock::new(),
             state: Default::default(),
         }
+    }
+
+    /// What it shares with the agents of its type.
+    pub(crate) fn class(&self) -> &Arc<AgentClass> {
+        &self.class
     }
 
     /// The name of its type.

@@ -1,10 +1,12 @@
 //! Which definitions share a layout.
 
-use super::{AgentLayout, LayoutCache};
+use super::{AgentLayout, share};
 use crate::agent::Ctx;
 use crate::agent::handlers::{HandlerTable, TypedHandler};
 use crate::agent::state::{State, StateTree};
 use crate::ids::MboxId;
+use crate::mbox::class::AgentClass;
+use crate::stats::EnvCounters;
 use std::any::TypeId;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -25,46 +27,48 @@ fn layout(own: MboxId, extra: &[&'static str], types: &[TypeId]) -> AgentLayout 
     AgentLayout::new(states, handlers)
 }
 
+/// The class of the agent type `T` in an environment of its own.
+fn class<T: 'static>() -> Arc<AgentClass> {
+    AgentClass::new::<T>(
+        "t",
+        Arc::new(EnvCounters::new(None, None)),
+        std::sync::Weak::<crate::env::EnvInner>::new(),
+    )
+}
+
 #[test]
 fn agents_of_one_type_with_the_same_definition_share_it_whatever_their_mboxes() {
-    let cache = LayoutCache::default();
+    let class = class::<Agent>();
     let types = [TypeId::of::<Ping>(), TypeId::of::<Pong>()];
-    let first = cache.share(
-        TypeId::of::<Agent>(),
-        layout(MboxId::next(), &["on"], &types),
-    );
-    let second = cache.share(
-        TypeId::of::<Agent>(),
-        layout(MboxId::next(), &["on"], &types),
-    );
+    let first = share(&class, layout(MboxId::next(), &["on"], &types));
+    let second = share(&class, layout(MboxId::next(), &["on"], &types));
     assert!(Arc::ptr_eq(&first, &second));
 }
 
 #[test]
 fn a_different_definition_keeps_its_own_and_the_first_stays_cached() {
-    let cache = LayoutCache::default();
+    let class = class::<Agent>();
     let own = MboxId::next();
     let ping = [TypeId::of::<Ping>()];
-    let first = cache.share(TypeId::of::<Agent>(), layout(own, &["on"], &ping));
+    let first = share(&class, layout(own, &["on"], &ping));
     for other in [
         layout(own, &["off"], &ping),
         layout(own, &["on", "off"], &ping),
         layout(own, &["on"], &[TypeId::of::<Pong>()]),
         layout(own, &["on"], &[]),
     ] {
-        let other = cache.share(TypeId::of::<Agent>(), other);
+        let other = share(&class, other);
         assert!(!Arc::ptr_eq(&first, &other));
     }
-    let again = cache.share(TypeId::of::<Agent>(), layout(own, &["on"], &ping));
+    let again = share(&class, layout(own, &["on"], &ping));
     assert!(Arc::ptr_eq(&first, &again));
 }
 
 #[test]
 fn layouts_of_different_agent_types_are_not_mixed() {
-    let cache = LayoutCache::default();
     let ping = [TypeId::of::<Ping>()];
-    let a = cache.share(TypeId::of::<Agent>(), layout(MboxId::next(), &[], &ping));
-    let b = cache.share(TypeId::of::<Ping>(), layout(MboxId::next(), &[], &ping));
+    let a = share(&class::<Agent>(), layout(MboxId::next(), &[], &ping));
+    let b = share(&class::<Ping>(), layout(MboxId::next(), &[], &ping));
     assert!(!Arc::ptr_eq(&a, &b));
 }
 
