@@ -638,7 +638,7 @@ impl AgentSlab {
     /// occupants, and the finished agents whose shared part someone still holds (tombstones).
     /// Read-only, for reports (`EnvHandle::agent_type_stats`): it takes each slot's lock in
     /// turn, never two at once, and returns the shared parts so that none of them is dropped
-    /// (and folded into the retired totals, `stats.rs`) while the caller reads them.
+    /// (and folded into its class's retired totals, `mbox/class.rs`) while the caller reads them.
     pub(crate) fn agents_for_report(&self) -> Vec<(Arc<AgentShared>, bool)> {
         let allocated = self.allocation.lock().next_unused;
         let mut out = Vec::new();

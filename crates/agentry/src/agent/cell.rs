@@ -90,8 +90,8 @@ pub(crate) struct UndefinedAgent {
 
 /// Runs the definition of the agent in a payload (of the type it was made for) and builds its
 /// cell — the allocation that holds it from then on — where the placement says; its layout is
-/// shared through the env's layout cache at once, so that what only the definition needed is
-/// freed before the next agent defines itself.
+/// shared through its class at once (`agent/layout.rs`), so that what only the definition
+/// needed is freed before the next agent defines itself.
 type DefineFn = fn(Payload, Mbox, Placement) -> Result<Defined, DefineError>;
 
 impl UndefinedAgent {
@@ -243,8 +243,8 @@ pub(crate) fn define_cell<A: Agent>(
 }
 
 impl<A: Agent> AgentCell<A> {
-    /// The cell of `agent` as `def` defined it, placed `at`; its layout is shared through the
-    /// env's layout cache. Returns the parts of the definition that senders use apart. The
+    /// The cell of `agent` as `def` defined it, placed `at`; its layout is shared through its
+    /// class (`agent/layout.rs`). Returns the parts of the definition that senders use apart. The
     /// cell runs nothing before [`attach`](DefinedAgent::attach)
     /// completes it (it has no id, lease or start ticket until then).
     pub(super) fn defined(
