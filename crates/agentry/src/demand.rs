@@ -9,10 +9,10 @@
 //! not be forwarded from the stores that had just written them (a stall per copy).
 
 use crate::ids::{AgentId, MboxId};
-use crate::mbox::direct::AgentShared;
 use crate::message::LimitSlot;
 use crate::message::Undelivered;
 use crate::message::payload::Payload;
+use crate::slab::occupants::Occupant;
 use crate::slab::{AgentRef, AgentSlab, SlotPtr};
 use crate::stats::EnvCounters;
 use crate::timer::token::TimerToken;
@@ -241,7 +241,7 @@ impl Demand {
         why: Undelivered,
         counters: &EnvCounters,
         agent: Option<AgentId>,
-        shared: Option<Arc<AgentShared>>,
+        shared: Option<Arc<dyn Occupant>>,
     ) {
         // A control demand whose agent is gone is no message: nothing to count.
         if self.kind() == Kind::CONTROL {

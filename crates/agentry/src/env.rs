@@ -249,7 +249,7 @@ impl EnvInner {
             config.propagation.clone(),
         ));
         EnvInner {
-            slab: Arc::new(AgentSlab::new()),
+            slab: Arc::new(AgentSlab::new::<AgentShared>()),
             counters: Arc::clone(&counters),
             registry: Mutex::new(Registry::default()),
             ever_registered: std::sync::atomic::AtomicBool::new(false),
@@ -588,7 +588,7 @@ impl EnvHandle {
     /// Each total is exact once the agents it counts are quiet; one read while an agent's
     /// last mbox is being dropped may miss that agent's counts (they are in the next read).
     pub fn agent_type_stats(&self) -> Vec<AgentTypeStats> {
-        let agents = self.0.slab.agents_for_report();
+        let agents = self.0.slab.agents_for_report::<AgentShared>();
         let mut types = BTreeMap::new();
         fn entry<'a>(
             types: &'a mut BTreeMap<&'static str, AgentTypeStats>,

@@ -32,19 +32,22 @@
 //!   slot itself is free at once and may be reused meanwhile: tombstones sit beside the
 //!   occupant. A message whose tombstone is gone belongs to an agent nobody can observe.
 
-// The seam holds no `unsafe`: the slab's allowance stops here.
+// The seam and the occupants hold no `unsafe`: the slab's allowance stops here.
 #[deny(unsafe_code)]
 pub(crate) mod body;
+#[deny(unsafe_code)]
+pub(crate) mod occupants;
 
 use crate::ids::AgentId;
-use crate::mbox::direct::AgentShared;
 use body::{AgentBody, Taken};
+use occupants::{Occupancy, Occupant, Occupants};
 use parking_lot::Mutex;
+use std::any::Any;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::{self, NonNull};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
 
 /// Slots in the first segment; segment `k` holds `FIRST_SEGMENT << k` slots.
 const FIRST_SEGMENT: usize = 256;
@@ -60,78 +63,6 @@ pub(crate) struct AgentSlot {
     /// Messages handled / unhandled by the current agent (written by its worker only).
     handled: AtomicU64,
     unhandled: AtomicU64,
-}
-
-/// Who a slot holds, kept apart from the slot (the slab's `occupants`): only registration,
-/// finish, lookups by id and the gone path touch it, so the slots that dispatchers touch on
-/// every demand stay small and dense.
-
-#[derive(Default)]
-struct SlotAgents {
-    /// The occupant (for lookups by [`AgentId`] from any thread).
-    live: Option<Arc<AgentShared>>,
-    /// Finished occupants whose shared part is still alive (ground rules).
-    finished: Tombstones,
-}
-
-/// A finished occupant of a slot: its lineage and its shared part (ground rules).
-struct Tombstone {
-    first: u32,
-    last: u32,
-    agent: Weak<AgentShared>,
-}
-
-impl Tombstone {
-    /// True if a demand or id made for `generation` was made for this agent.
-    fn covers(&self, generation: u32) -> bool {
-        in_lineage(self.last, self.first, generation)
-    }
-}
-
-/// The tombstones of a slot: most slots have none or one, so the first is inline and the
-/// rest (a slot reused while earlier occupants' mboxes are still held) boxed behind one
-/// pointer (every slot has this entry: a boxed slice would cost it 8 bytes more).
-#[derive(Default)]
-struct Tombstones {
-    one: Option<Tombstone>,
-    // A boxed `Vec` on purpose: 8 bytes in every slot's entry for what most never fill.
-    #[allow(clippy::box_collection)]
-    more: Option<Box<Vec<Tombstone>>>,
-}
-
-// Every slot has a `Mutex<SlotAgents>`: the lock, the occupant and one tombstone inline.
-const _: () = assert!(std::mem::size_of::<Mutex<SlotAgents>>() == 40);
-
-impl Tombstones {
-    fn push(&mut self, t: Tombstone) {
-        if self.one.is_none() {
-            self.one = Some(t);
-            return;
-        }
-        self.more.get_or_insert_default().push(t);
-    }
-
-    fn find(&self, generation: u32) -> Option<&Tombstone> {
-        self.iter().find(|t| t.covers(generation))
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &Tombstone> {
-        self.one
-            .iter()
-            .chain(self.more.iter().flat_map(|more| more.iter()))
-    }
-
-    /// Removes the tombstone of the agent whose last generation is `last`.
-    fn remove(&mut self, last: u32) {
-        if self.one.as_ref().is_some_and(|t| t.last == last) {
-            self.one = self.more.as_mut().and_then(|more| more.pop());
-        } else if let Some(more) = &mut self.more {
-            more.retain(|t| t.last != last);
-        }
-        if self.more.as_ref().is_some_and(|more| more.is_empty()) {
-            self.more = None;
-        }
-    }
 }
 
 impl AgentSlot {
@@ -343,8 +274,9 @@ struct Allocation {
 /// Storage of every agent of one environment.
 pub(crate) struct AgentSlab {
     segments: [AtomicPtr<AgentSlot>; SEGMENTS],
-    /// Who each slot of a segment holds, by offset (set before the segment is published).
-    occupants: [OnceLock<Box<[Mutex<SlotAgents>]>>; SEGMENTS],
+    /// Who each slot holds (`slab/occupants.rs`): an `Occupants<O>` for the one type of
+    /// occupant the slab was made for.
+    occupants: Box<dyn Occupancy>,
     allocation: Mutex<Allocation>,
 }
 
@@ -366,10 +298,11 @@ fn segment_len(segment: usize) -> usize {
 }
 
 impl AgentSlab {
-    pub(crate) fn new() -> Self {
+    /// An empty slab whose agents' shared parts are `O`s.
+    pub(crate) fn new<O: Occupant>() -> Self {
         AgentSlab {
             segments: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
-            occupants: std::array::from_fn(|_| OnceLock::new()),
+            occupants: Box::new(Occupants::<O>::new()),
             allocation: Mutex::new(Allocation {
                 free: Vec::new(),
                 next_unused: 0,
@@ -388,18 +321,17 @@ impl AgentSlab {
         Some(unsafe { &*base.add(offset) })
     }
 
-    /// Who the slot `index` (of a published segment) holds.
-    fn agents(&self, index: u32) -> &Mutex<SlotAgents> {
-        let (segment, offset) = locate(index);
-        &self.occupants[segment]
-            .get()
-            .expect("invariant: a segment's occupants are set before it is published")[offset]
+    /// The occupants, as the `O`s the slab was made for.
+    fn occupants<O: Occupant>(&self) -> &Occupants<O> {
+        let any: &dyn Any = &*self.occupants;
+        any.downcast_ref()
+            .expect("invariant: a slab holds occupants of the one type it was made for")
     }
 
     /// Allocates a slot for a new agent; `make` builds the body knowing the agent's id.
-    pub(crate) fn insert(
+    pub(crate) fn insert<O: Occupant>(
         &self,
-        shared: &Arc<AgentShared>,
+        shared: &Arc<O>,
         make: impl FnOnce(AgentRef) -> Box<dyn AgentBody>,
     ) -> AgentRef {
         let index = {
@@ -413,12 +345,7 @@ impl AgentSlab {
                         .expect("invariant: fewer than 2^32 agents");
                     let (segment, offset) = locate(index);
                     if offset == 0 {
-                        let occupants = (0..segment_len(segment))
-                            .map(|_| Mutex::new(SlotAgents::default()))
-                            .collect();
-                        if self.occupants[segment].set(occupants).is_err() {
-                            unreachable!("invariant: a segment is allocated once");
-                        }
+                        self.occupants.grow(segment);
                         let slots: Box<[AgentSlot]> = (0..segment_len(segment))
                             .map(|i| AgentSlot::vacant(index + i as u32))
                             .collect();
@@ -443,7 +370,7 @@ impl AgentSlab {
         unsafe { *slot.body.get() = Some(body) };
         slot.handled.store(0, Ordering::Relaxed);
         slot.unhandled.store(0, Ordering::Relaxed);
-        self.agents(index).lock().live = Some(Arc::clone(shared));
+        self.occupants::<O>().occupy(index, shared);
         slot.state
             .store(pack(generation, generation), Ordering::Release);
         aref
@@ -536,53 +463,24 @@ impl AgentSlab {
         }
         // SAFETY: caller contract (see `body_mut`).
         let body = unsafe { (*slot.body.get()).take() };
-        let mut agents = self.agents(slot.index).lock();
-        let live = agents.live.take();
-        if let Some(shared) = &live {
-            // Published before the generation moves on (readers check it after reading).
-            let stats = &shared.stats;
-            stats
-                .handled
-                .store(slot.handled.load(Ordering::Relaxed), Ordering::Relaxed);
-            stats
-                .unhandled
-                .store(slot.unhandled.load(Ordering::Relaxed), Ordering::Relaxed);
-            agents.finished.push(Tombstone {
-                first: first(state),
-                last: current(state),
-                agent: Arc::downgrade(shared),
-            });
-        }
-        // From the current incarnation (a finish demand may have been made for an earlier one).
-        slot.state.store(
-            pack(current(state).wrapping_add(1), first(state)),
-            Ordering::Release,
-        );
-        drop(agents);
+        self.occupants.vacate(slot, state);
         self.allocation.lock().free.push(slot.index);
-        // Outside the locks (the shared part's drop takes the slot's lock to bury it).
-        drop(live);
         body
     }
 
     /// The live agent `r` refers to (any incarnation of it), if it still occupies its slot.
-    pub(crate) fn live_agent(&self, r: AgentRef) -> Option<Arc<AgentShared>> {
+    pub(crate) fn live_agent(&self, r: AgentRef) -> Option<Arc<dyn Occupant>> {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        let agents = self.agents(slot.index).lock();
-        if !admits(slot.state.load(Ordering::Acquire), r.generation) {
-            return None;
-        }
-        agents.live.clone()
+        self.occupants.live(slot, r.generation)
     }
 
     /// The finished agent a demand made for `r` belongs to, if someone still holds its mbox
     /// (the demand is then counted as the agent's too; ground rules).
-    pub(crate) fn finished_agent(&self, r: AgentRef) -> Option<Arc<AgentShared>> {
+    pub(crate) fn finished_agent(&self, r: AgentRef) -> Option<Arc<dyn Occupant>> {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        let agents = self.agents(slot.index).lock();
-        agents.finished.find(r.generation)?.agent.upgrade()
+        self.occupants.finished(slot.index, r.generation)
     }
 
     /// Removes the tombstone of the finished agent whose last incarnation is `r`: its shared
@@ -590,7 +488,7 @@ impl AgentSlab {
     pub(crate) fn bury(&self, r: AgentRef) {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        self.agents(slot.index).lock().finished.remove(r.generation);
+        self.occupants.bury(slot.index, r.generation);
     }
 
     /// Counts one message the agent `r` handled or had no handler for (a deferred message is
@@ -625,13 +523,9 @@ impl AgentSlab {
     }
 
     /// The shared part of the live agent `id`, if it still exists.
-    pub(crate) fn lookup(&self, id: AgentId) -> Option<Arc<AgentShared>> {
+    pub(crate) fn lookup<O: Occupant>(&self, id: AgentId) -> Option<Arc<O>> {
         let slot = self.slot(id.slot())?;
-        let agents = self.agents(slot.index).lock();
-        if current(slot.state.load(Ordering::Acquire)) != id.generation() {
-            return None;
-        }
-        agents.live.clone()
+        self.occupants::<O>().lookup(slot, id.generation())
     }
 
     /// Every agent whose counters can still be read, with `true` for the live ones: the
@@ -639,24 +533,14 @@ impl AgentSlab {
     /// Read-only, for reports (`EnvHandle::agent_type_stats`): it takes each slot's lock in
     /// turn, never two at once, and returns the shared parts so that none of them is dropped
     /// (and folded into its class's retired totals, `mbox/class.rs`) while the caller reads them.
-    pub(crate) fn agents_for_report(&self) -> Vec<(Arc<AgentShared>, bool)> {
+    pub(crate) fn agents_for_report<O: Occupant>(&self) -> Vec<(Arc<O>, bool)> {
         let allocated = self.allocation.lock().next_unused;
+        let occupants = self.occupants::<O>();
         let mut out = Vec::new();
         for index in 0..allocated {
-            if self.slot(index).is_none() {
-                continue;
+            if self.slot(index).is_some() {
+                occupants.report(index, &mut out);
             }
-            let agents = self.agents(index).lock();
-            if let Some(live) = &agents.live {
-                out.push((Arc::clone(live), true));
-            }
-            out.extend(
-                agents
-                    .finished
-                    .iter()
-                    .filter_map(|t| t.agent.upgrade())
-                    .map(|a| (a, false)),
-            );
         }
         out
     }

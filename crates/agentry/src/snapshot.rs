@@ -268,7 +268,7 @@ impl EnvHandle {
         let mut scanned = 0;
         let mut id_text = String::new();
         let mut rows: Vec<Row> = Vec::new();
-        for (shared, live) in inner.slab.agents_for_report() {
+        for (shared, live) in inner.slab.agents_for_report::<AgentShared>() {
             let Some(binding) = shared.binding().filter(|_| live) else {
                 continue;
             };

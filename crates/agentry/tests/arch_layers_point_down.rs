@@ -17,9 +17,10 @@
 //! 3. inside one layer the entries may use each other only without a cycle;
 //! 4. unit tests (`tests.rs` files, inline `mod tests`) may use any layer — the testing kit sits
 //!    on top and drives the lowest modules' tests; `lib.rs` (the public map) and `prelude.rs`
-//!    re-export from every layer and are not in the table;
-//! 5. an arrow listed in [`DEBT`] (what is left of the knot the crate grew as) is excused while
-//!    it breaks a rule, and fails the check once it does not: the list only shrinks.
+//!    re-export from every layer and are not in the table.
+//!
+//! There are no exceptions: the list of excused arrows the check began with (40 arrows of the
+//! knot the crate grew as) went to zero on 2026-11-29 and was removed with its machinery.
 //!
 //! `docs/ARCHITECTURE.md` states the same table between the `layers-table` markers; a test
 //! compares the two. With `AGENTRY_LAYERS_PRINT=1` the test prints the module graph.
@@ -57,16 +58,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("env", &["env", "snapshot"]),
     ("testing kit", &["testing"]),
-];
-
-/// Arrows that still break the rules, each `(file, entry it uses)`: the debt of the knot this
-/// table is being carved out of. An arrow listed here is excused (from rule 2, and from the
-/// cycle search of rule 3); a listed arrow that no longer breaks a rule fails the check, so the
-/// list only shrinks. Docs/ARCHITECTURE.md ("Layers") says what is left and why.
-const DEBT: &[(&str, &str)] = &[
-    ("demand.rs", "mbox"),
-    ("slab.rs", "mbox"),
-    ("slab/body.rs", "mbox"),
 ];
 
 /// Files outside the table: the crate's public map and the prelude re-export every layer; the
@@ -107,8 +98,6 @@ enum Violation {
     Unplaced { file: String },
     /// An entry that names no module.
     StaleEntry { entry: String },
-    /// A debt entry whose arrow breaks no rule any more.
-    PaidDebt { file: String, to: String },
 }
 
 impl fmt::Display for Violation {
@@ -143,10 +132,6 @@ impl fmt::Display for Violation {
                     "layer table entry `{entry}` names no module of the crate"
                 )
             }
-            Violation::PaidDebt { file, to } => write!(
-                f,
-                "debt entry (\"{file}\", \"{to}\") breaks no rule any more: remove it from DEBT"
-            ),
         }
     }
 }
@@ -289,13 +274,8 @@ impl Table {
 }
 
 /// Checks `files` (path relative to `src/`, source) against `layers`.
-fn check(
-    layers: &[(&str, &[&str])],
-    debt: &[(&str, &str)],
-    files: &[(String, String)],
-) -> (Vec<Violation>, Vec<Edge>) {
+fn check(layers: &[(&str, &[&str])], files: &[(String, String)]) -> (Vec<Violation>, Vec<Edge>) {
     let table = Table::new(layers);
-    let mut debt_used = vec![false; debt.len()];
     let mut violations = Vec::new();
     let modules: BTreeSet<Vec<String>> = files.iter().map(|(f, _)| module_of(f)).collect();
     let reexports = root_reexports(files);
@@ -330,16 +310,8 @@ fn check(
             if target == from {
                 continue;
             }
-            let excused = debt
-                .iter()
-                .position(|(f, t)| f == file && *t == target)
-                .filter(|_| to_layer >= from_layer);
-            match excused {
-                // An upward arrow is the debt itself; an arrow inside the layer is debt only
-                // while it closes a cycle (checked below).
-                Some(k) if to_layer > from_layer => debt_used[k] = true,
-                Some(_) => {}
-                None if to_layer > from_layer => violations.push(Violation::PointsUp {
+            if to_layer > from_layer {
+                violations.push(Violation::PointsUp {
                     file: r.file.clone(),
                     line: r.line,
                     from: from.to_string(),
@@ -347,8 +319,7 @@ fn check(
                     to: target.to_string(),
                     to_layer: table.names[to_layer].clone(),
                     path: r.to.join("::"),
-                }),
-                None => {}
+                });
             }
             edges.push(Edge {
                 from: from.to_string(),
@@ -357,34 +328,6 @@ fn check(
                 line: r.line,
                 same_layer: to_layer == from_layer,
                 layer: from_layer,
-                excused,
-            });
-        }
-    }
-
-    // A debt arrow inside a layer is still needed while it closes a cycle with every arrow.
-    for k in 0..table.names.len() {
-        let inner: Vec<&Edge> = edges
-            .iter()
-            .filter(|e| e.same_layer && e.layer == k)
-            .collect();
-        let sccs = cycles(&inner);
-        for e in &inner {
-            if let Some(d) = e.excused
-                && sccs
-                    .iter()
-                    .any(|c| c.contains(&e.from) && c.contains(&e.to))
-            {
-                debt_used[d] = true;
-            }
-        }
-    }
-
-    for (k, (file, to)) in debt.iter().enumerate() {
-        if !debt_used[k] {
-            violations.push(Violation::PaidDebt {
-                file: file.to_string(),
-                to: to.to_string(),
             });
         }
     }
@@ -393,7 +336,7 @@ fn check(
     for (k, name) in table.names.iter().enumerate() {
         let inner: Vec<&Edge> = edges
             .iter()
-            .filter(|e| e.same_layer && e.layer == k && e.excused.is_none())
+            .filter(|e| e.same_layer && e.layer == k)
             .collect();
         for scc in cycles(&inner) {
             let mut arrows: Vec<String> = Vec::new();
@@ -424,8 +367,6 @@ struct Edge {
     line: usize,
     same_layer: bool,
     layer: usize,
-    /// The `DEBT` entry that excuses it, if any.
-    excused: Option<usize>,
 }
 
 /// The sets of entries that reach each other (more than one entry each).
@@ -525,18 +466,9 @@ fn every_import_of_the_core_points_down() {
         "the crate's sources were found ({} files)",
         files.len()
     );
-    let (violations, edges) = check(LAYERS, DEBT, &files);
+    let (violations, edges) = check(LAYERS, &files);
     if std::env::var_os("AGENTRY_LAYERS_PRINT").is_some() {
         print_graph(&edges);
-        let mut up = BTreeSet::new();
-        for v in &violations {
-            if let Violation::PointsUp { file, to, .. } = v {
-                up.insert((file.clone(), to.clone()));
-            }
-        }
-        for (f, t) in up {
-            eprintln!("DEBT (\"{f}\", \"{t}\"),");
-        }
     }
     assert!(
         !edges.is_empty(),
@@ -621,7 +553,7 @@ fn a_lower_layer_importing_a_higher_one_is_caught_with_file_line_and_arrow() {
         ("env.rs", "use crate::mbox::Mbox;\n"),
         ("env/builder.rs", "use super::super::ids::Id;\n"),
     ]);
-    let (v, _) = check(TOY, &[], &files);
+    let (v, _) = check(TOY, &files);
     let msgs: Vec<String> = v.iter().map(ToString::to_string).collect();
     assert_eq!(
         msgs,
@@ -646,7 +578,7 @@ fn super_paths_climbing_out_of_a_module_are_caught() {
             "fn f() { super::super::env::go(); }\nuse super::super::mbox;\n",
         ),
     ]);
-    let (v, _) = check(TOY, &[], &files);
+    let (v, _) = check(TOY, &files);
     let msgs: Vec<String> = v.iter().map(ToString::to_string).collect();
     assert_eq!(
         msgs,
@@ -670,7 +602,7 @@ fn comments_strings_and_unit_tests_are_not_imports() {
         ("mbox.rs", ""),
         ("env.rs", ""),
     ]);
-    let (v, _) = check(TOY, &[], &files);
+    let (v, _) = check(TOY, &files);
     assert_eq!(v, []);
 }
 
@@ -683,7 +615,7 @@ fn a_cycle_inside_one_layer_is_caught_and_a_chain_is_not() {
         ("mbox.rs", ""),
         ("env.rs", ""),
     ]);
-    assert_eq!(check(TOY, &[], &chain).0, []);
+    assert_eq!(check(TOY, &chain).0, []);
     let cycle = synthetic(&[
         ("lib.rs", ""),
         ("ids.rs", "\nuse crate::queue::Q;\n"),
@@ -691,7 +623,7 @@ fn a_cycle_inside_one_layer_is_caught_and_a_chain_is_not() {
         ("mbox.rs", ""),
         ("env.rs", ""),
     ]);
-    let msgs: Vec<String> = check(TOY, &[], &cycle)
+    let msgs: Vec<String> = check(TOY, &cycle)
         .0
         .iter()
         .map(ToString::to_string)
@@ -713,7 +645,7 @@ fn unplaced_files_and_stale_entries_are_caught() {
         ("mbox.rs", ""),
         ("stray.rs", ""),
     ]);
-    let msgs: Vec<String> = check(TOY, &[], &files)
+    let msgs: Vec<String> = check(TOY, &files)
         .0
         .iter()
         .map(ToString::to_string)
@@ -723,58 +655,6 @@ fn unplaced_files_and_stale_entries_are_caught() {
         [
             "layer table entry `env` names no module of the crate",
             "crates/agentry/src/stray.rs: its module sits in no layer",
-        ]
-    );
-}
-
-#[test]
-fn a_debt_entry_inside_a_layer_lasts_only_while_it_closes_a_cycle() {
-    let debt = [("queue.rs", "ids")];
-    let cycle = synthetic(&[
-        ("lib.rs", ""),
-        ("ids.rs", "use crate::queue::Q;\n"),
-        ("queue.rs", "use crate::ids::Id;\n"),
-        ("mbox.rs", ""),
-        ("env.rs", ""),
-    ]);
-    assert_eq!(check(TOY, &debt, &cycle).0, []);
-    let chain = synthetic(&[
-        ("lib.rs", ""),
-        ("ids.rs", ""),
-        ("queue.rs", "use crate::ids::Id;\n"),
-        ("mbox.rs", ""),
-        ("env.rs", ""),
-    ]);
-    let msgs: Vec<String> = check(TOY, &debt, &chain)
-        .0
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    assert_eq!(
-        msgs,
-        ["debt entry (\"queue.rs\", \"ids\") breaks no rule any more: remove it from DEBT"]
-    );
-}
-
-#[test]
-fn a_debt_entry_excuses_its_arrow_only_while_the_arrow_exists() {
-    let files = synthetic(&[
-        ("lib.rs", ""),
-        ("ids.rs", "use crate::env::Env;\n"),
-        ("queue.rs", "use crate::env::Env;\n"),
-        ("mbox.rs", ""),
-        ("env.rs", ""),
-    ]);
-    let msgs: Vec<String> = check(TOY, &[("ids.rs", "env"), ("mbox.rs", "env")], &files)
-        .0
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    assert_eq!(
-        msgs,
-        [
-            "crates/agentry/src/queue.rs:1: `queue` (low) -> `env` (high) points up (`crate::env::Env`)",
-            "debt entry (\"mbox.rs\", \"env\") breaks no rule any more: remove it from DEBT",
         ]
     );
 }

@@ -1182,9 +1182,8 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             );
         }
         Exit {
-            env: self.host(),
             coop: self.ctx.coop(),
-            agent: Arc::clone(self.ctx.mbox.shared()),
+            agent: shared,
         }
     }
 

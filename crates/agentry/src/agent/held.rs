@@ -13,6 +13,7 @@ use crate::message::Undelivered;
 use crate::message::payload::Payload;
 use crate::slab::IncarnationCx;
 use crate::slab::body::{AgentBody, Taken};
+use crate::slab::occupants::Occupant;
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord};

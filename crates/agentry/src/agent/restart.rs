@@ -48,8 +48,8 @@
 
 use super::Agent;
 use super::cell::{
-    AgentCell, Attach, DefinedAgent, ENV_LIVES, Observe, Placement, StartTicket, UndefinedAgent,
-    define_cell, taken,
+    AgentCell, Attach, DefinedAgent, Observe, Placement, StartTicket, UndefinedAgent, define_cell,
+    taken,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
@@ -328,9 +328,8 @@ impl<A: Agent> AgentBody for Suspended<A> {
             DropReason::CoopDeregistering,
         );
         Exit {
-            env: self.mbox.shared().env().expect(ENV_LIVES),
             coop: self.coop,
-            agent: Arc::clone(shared),
+            agent: Arc::clone(shared) as _,
         }
     }
 

@@ -178,7 +178,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
                 counters.panics.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(agent = %target.id(), "agent panicked while being dropped");
             }
-            exit.env.agent_left(exit.coop, &exit.agent);
+            exit.agent.left(exit.coop);
             observer.after(DemandOutcome::Finished, None);
         }
     }

@@ -19,6 +19,7 @@ use crate::message::LimitSlot;
 use crate::message::payload::Payload;
 use crate::panic_reaction::PanicReaction;
 use crate::reason::{DeregReason, ExitReason};
+use crate::slab::occupants::Occupant;
 use crate::slab::{AgentSlab, IncarnationRef};
 use crate::stats::{AgentCounters, EnvCounters, HandlerSampling};
 use crate::timer::delivery::Delivery;
@@ -136,6 +137,38 @@ impl Drop for AgentShared {
                 env.agent_slab().bury(b.target.load());
             }
         }
+    }
+}
+
+/// What the slab and the dispatchers ask of an agent's shared part (`slab/occupants.rs`).
+impl Occupant for AgentShared {
+    fn stats(&self) -> &AgentCounters {
+        &self.stats
+    }
+
+    fn agent_type(&self) -> &'static str {
+        AgentShared::agent_type(self)
+    }
+
+    /// `dropped_on_shutdown`, and its `dropped`.
+    fn count_dropped_on_shutdown(&self) {
+        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
+        self.counters()
+            .dropped_on_shutdown
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `dead_letters`, and its `refused` and `dropped`.
+    fn count_not_running(&self) {
+        self.stats.rare().refused.fetch_add(1, Ordering::Relaxed);
+        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
+        self.counters().dead_letters.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn left(&self, coop: CoopId) {
+        self.env()
+            .expect("invariant: `Env`'s drop waits for every agent to leave, so its env lives")
+            .agent_left(coop, self);
     }
 }
 
@@ -459,23 +492,6 @@ impl AgentShared {
             .fetch_add(1, Ordering::Relaxed);
         self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
         self.trace_drop::<P>(source, DropReason::TimerRevoked);
-    }
-
-    /// Counts a message for this agent that it will not handle because it is not running:
-    /// `dead_letters`, and its `refused` and `dropped`.
-    pub(crate) fn count_not_running(&self) {
-        self.stats.rare().refused.fetch_add(1, Ordering::Relaxed);
-        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
-        self.counters().dead_letters.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Counts a message for this agent that its dispatcher dropped as it shut down:
-    /// `dropped_on_shutdown`, and its `dropped`.
-    pub(crate) fn count_dropped_on_shutdown(&self) {
-        self.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
-        self.counters()
-            .dropped_on_shutdown
-            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a send refused because the agent is not running ([`count_not_running`]) and

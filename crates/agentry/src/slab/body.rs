@@ -5,8 +5,8 @@
 //! agents. No `unsafe`: declared with `#[deny(unsafe_code)]` inside the slab's allowance.
 
 use super::IncarnationCx;
+use super::occupants::Occupant;
 use crate::ids::{CoopId, MboxId};
-use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
 use crate::timer::token::TimerToken;
@@ -56,13 +56,12 @@ pub(crate) trait AgentBody: Send {
     fn state_name(&self) -> &str;
 }
 
-/// Who to tell once a finished agent's body has been dropped.
+/// Who to tell once a finished agent's body has been dropped: the agent's shared part, which
+/// tells its environment that it left its coop ([`Occupant::left`]; the env records why the
+/// agent left, for death watch, and finishes the coop with its last agent).
 pub(crate) struct Exit {
-    /// The agent's environment.
-    pub(crate) env: Arc<dyn AgentHost>,
     pub(crate) coop: CoopId,
-    /// The agent's mbox (it records why the agent left; death watch).
-    pub(crate) agent: Arc<AgentShared>,
+    pub(crate) agent: Arc<dyn Occupant>,
 }
 
 /// A control demand for one agent (a supervisor's command, or its coop's start verdict), run by its worker.

@@ -1,0 +1,266 @@
+//! Who the slab's slots hold: each slot's occupant (the agent's shared part, for lookups by id)
+//! and the tombstones of its finished occupants (`slab.rs`, ground rules).
+//!
+//! The slab sits below the mboxes, whose `AgentShared` (`mbox/direct.rs`) is what it holds, so
+//! it knows an occupant only as an [`Occupant`]: the few things it and the dispatchers ask of
+//! one. The table is generic over the occupant's type, so a slot's entry holds a thin `Arc`
+//! (40 bytes an entry, asserted below), and the slab keeps it as one `Box<dyn Occupancy>`: one
+//! vtable for the whole slab, not a fat pointer per slot. The paths that reach the table
+//! through it — an agent's finish, a demand discarded for an agent that is gone, a tombstone's
+//! burial — make one dynamic call each; the env's typed paths (insert, lookup by id, reports)
+//! downcast it to [`Occupants<O>`] once per call. None of them is a message's path.
+//!
+//! # Ground rules
+//!
+//! - A slot's entry is read and written under its lock. A reader takes the lock, then reads the
+//!   slot's generation; [`Occupancy::vacate`] moves the generation on before it lets the lock
+//!   go. So a reader never sees an occupant with a generation that is not its own.
+//! - An occupant's `Arc` is dropped outside the lock: its drop buries its tombstone
+//!   ([`Occupancy::bury`]), which takes the lock.
+
+use super::{AgentSlot, SEGMENTS, admits, current, first, in_lineage, pack, segment_len};
+use crate::ids::CoopId;
+use crate::stats::AgentCounters;
+use parking_lot::Mutex;
+use std::any::Any;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// What the slab and the dispatchers ask of an agent's shared part (implemented by
+/// `AgentShared`, `mbox/direct.rs`).
+pub(crate) trait Occupant: Send + Sync + 'static {
+    /// Its counters: the slab publishes its final handled and unhandled counts into them as it
+    /// leaves its slot.
+    fn stats(&self) -> &AgentCounters;
+    /// The name of its type (for the trace of a message it did not get).
+    fn agent_type(&self) -> &'static str;
+    /// A message for it was dropped because its dispatcher shut down.
+    fn count_dropped_on_shutdown(&self);
+    /// A message for it was dropped because it no longer runs.
+    fn count_not_running(&self);
+    /// It has left `coop`: its worker dropped its body (the body's `Exit`, `slab/body.rs`).
+    fn left(&self, coop: CoopId);
+}
+
+/// The slab's table of occupants, its occupant type erased: what the slab's untyped paths do
+/// to it.
+pub(super) trait Occupancy: Any + Send + Sync {
+    /// Makes the entries of `segment` (before the segment is published).
+    fn grow(&self, segment: usize);
+    /// The occupant of `slot` leaves it: its final counts are published, it becomes a tombstone,
+    /// and the slot's state moves from `state` to the next (even, free) generation.
+    fn vacate(&self, slot: &AgentSlot, state: u64);
+    /// The occupant of `slot` (any incarnation of it), if `generation` is one of its.
+    fn live(&self, slot: &AgentSlot, generation: u32) -> Option<Arc<dyn Occupant>>;
+    /// The finished occupant of slot `index` whose lineage has `generation`, if its shared
+    /// part is still held.
+    fn finished(&self, index: u32, generation: u32) -> Option<Arc<dyn Occupant>>;
+    /// Removes the tombstone of the finished occupant of slot `index` whose last incarnation
+    /// is `last`.
+    fn bury(&self, index: u32, last: u32);
+}
+
+/// The occupants of a slab whose agents' shared parts are `O`s.
+pub(crate) struct Occupants<O> {
+    /// Each slot's entry, by segment and offset (`slab.rs`'s layout).
+    segments: [OnceLock<Segment<O>>; SEGMENTS],
+}
+
+/// The entries of one segment's slots.
+type Segment<O> = Box<[Mutex<SlotAgents<O>>]>;
+
+/// Who a slot holds, kept apart from the slot: only registration, finish, lookups by id and
+/// the gone path touch it, so the slots that dispatchers touch on every demand stay small and
+/// dense.
+struct SlotAgents<O> {
+    /// The occupant (for lookups by id from any thread).
+    live: Option<Arc<O>>,
+    /// Finished occupants whose shared part is still alive (ground rules of `slab.rs`).
+    finished: Tombstones<O>,
+}
+
+/// A finished occupant of a slot: its lineage and its shared part.
+struct Tombstone<O> {
+    first: u32,
+    last: u32,
+    agent: Weak<O>,
+}
+
+/// The tombstones of a slot: most slots have none or one, so the first is inline and the
+/// rest (a slot reused while earlier occupants' mboxes are still held) boxed behind one
+/// pointer (every slot has this entry: a boxed slice would cost it 8 bytes more).
+struct Tombstones<O> {
+    one: Option<Tombstone<O>>,
+    // A boxed `Vec` on purpose: 8 bytes in every slot's entry for what most never fill.
+    #[allow(clippy::box_collection)]
+    more: Option<Box<Vec<Tombstone<O>>>>,
+}
+
+// Every slot has a `Mutex<SlotAgents>`: the lock, the occupant and one tombstone inline.
+const _: () = assert!(std::mem::size_of::<Mutex<SlotAgents<()>>>() == 40);
+
+// Not derived: a derive would ask `O: Default`.
+impl<O> Default for SlotAgents<O> {
+    fn default() -> Self {
+        SlotAgents {
+            live: None,
+            finished: Tombstones::default(),
+        }
+    }
+}
+
+// Not derived: a derive would ask `O: Default`.
+impl<O> Default for Tombstones<O> {
+    fn default() -> Self {
+        Tombstones {
+            one: None,
+            more: None,
+        }
+    }
+}
+
+impl<O> Tombstone<O> {
+    /// True if a demand or id made for `generation` was made for this agent.
+    fn covers(&self, generation: u32) -> bool {
+        in_lineage(self.last, self.first, generation)
+    }
+}
+
+impl<O> Tombstones<O> {
+    fn push(&mut self, t: Tombstone<O>) {
+        if self.one.is_none() {
+            self.one = Some(t);
+            return;
+        }
+        self.more.get_or_insert_default().push(t);
+    }
+
+    fn find(&self, generation: u32) -> Option<&Tombstone<O>> {
+        self.iter().find(|t| t.covers(generation))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Tombstone<O>> {
+        self.one
+            .iter()
+            .chain(self.more.iter().flat_map(|more| more.iter()))
+    }
+
+    /// Removes the tombstone of the agent whose last generation is `last`.
+    fn remove(&mut self, last: u32) {
+        if self.one.as_ref().is_some_and(|t| t.last == last) {
+            self.one = self.more.as_mut().and_then(|more| more.pop());
+        } else if let Some(more) = &mut self.more {
+            more.retain(|t| t.last != last);
+        }
+        if self.more.as_ref().is_some_and(|more| more.is_empty()) {
+            self.more = None;
+        }
+    }
+}
+
+impl<O: Occupant> Occupants<O> {
+    pub(super) fn new() -> Self {
+        Occupants {
+            segments: std::array::from_fn(|_| OnceLock::new()),
+        }
+    }
+
+    /// The entry of slot `index` (of a published segment).
+    fn entry(&self, index: u32) -> &Mutex<SlotAgents<O>> {
+        let (segment, offset) = super::locate(index);
+        &self.segments[segment]
+            .get()
+            .expect("invariant: a segment's occupants are made before it is published")[offset]
+    }
+
+    /// `agent` occupies slot `index` (registration, before the slot's generation is published).
+    pub(super) fn occupy(&self, index: u32, agent: &Arc<O>) {
+        self.entry(index).lock().live = Some(Arc::clone(agent));
+    }
+
+    /// The occupant of `slot` if its current incarnation is `generation` (an id names one
+    /// incarnation).
+    pub(super) fn lookup(&self, slot: &AgentSlot, generation: u32) -> Option<Arc<O>> {
+        let agents = self.entry(slot.index).lock();
+        if current(slot.state.load(Ordering::Acquire)) != generation {
+            return None;
+        }
+        agents.live.clone()
+    }
+
+    /// Adds the occupant of slot `index` (with `true`) and its finished occupants whose shared
+    /// part is still held (with `false`) to `out`.
+    pub(super) fn report(&self, index: u32, out: &mut Vec<(Arc<O>, bool)>) {
+        let agents = self.entry(index).lock();
+        if let Some(live) = &agents.live {
+            out.push((Arc::clone(live), true));
+        }
+        out.extend(
+            agents
+                .finished
+                .iter()
+                .filter_map(|t| t.agent.upgrade())
+                .map(|a| (a, false)),
+        );
+    }
+}
+
+impl<O: Occupant> Occupancy for Occupants<O> {
+    fn grow(&self, segment: usize) {
+        let entries = (0..segment_len(segment))
+            .map(|_| Mutex::new(SlotAgents::default()))
+            .collect();
+        if self.segments[segment].set(entries).is_err() {
+            unreachable!("invariant: a segment is allocated once");
+        }
+    }
+
+    fn vacate(&self, slot: &AgentSlot, state: u64) {
+        let mut agents = self.entry(slot.index).lock();
+        let live = agents.live.take();
+        if let Some(agent) = &live {
+            // Published before the generation moves on (readers check it after reading).
+            let stats = agent.stats();
+            stats
+                .handled
+                .store(slot.handled.load(Ordering::Relaxed), Ordering::Relaxed);
+            stats
+                .unhandled
+                .store(slot.unhandled.load(Ordering::Relaxed), Ordering::Relaxed);
+            agents.finished.push(Tombstone {
+                first: first(state),
+                last: current(state),
+                agent: Arc::downgrade(agent),
+            });
+        }
+        // From the current incarnation (a finish demand may have been made for an earlier one).
+        slot.state.store(
+            pack(current(state).wrapping_add(1), first(state)),
+            Ordering::Release,
+        );
+        drop(agents);
+        // Outside the lock (ground rules).
+        drop(live);
+    }
+
+    fn live(&self, slot: &AgentSlot, generation: u32) -> Option<Arc<dyn Occupant>> {
+        let agents = self.entry(slot.index).lock();
+        if !admits(slot.state.load(Ordering::Acquire), generation) {
+            return None;
+        }
+        agents.live.clone().map(|a| a as Arc<dyn Occupant>)
+    }
+
+    fn finished(&self, index: u32, generation: u32) -> Option<Arc<dyn Occupant>> {
+        let agents = self.entry(index).lock();
+        let agent = agents.finished.find(generation)?.agent.upgrade()?;
+        Some(agent)
+    }
+
+    fn bury(&self, index: u32, last: u32) {
+        self.entry(index).lock().finished.remove(last);
+    }
+}
+
+#[cfg(test)]
+mod tests;
