@@ -219,7 +219,7 @@ impl Registry {
         let id = WatchId::next();
         let what = WatchTarget::Agent(target.mbox_id);
         match target.exit.get() {
-            Some(&reason) => (
+            Some(reason) => (
                 id,
                 Some(Terminated {
                     watch: id,
@@ -361,7 +361,7 @@ impl Registry {
             Some(Status::Registered) => ExitReason::Normal,
             None => ExitReason::Unknown,
         };
-        let _ = agent.exit.set(reason);
+        agent.exit.set(reason);
         self.watches.fire(
             WatchTarget::Agent(agent.mbox_id),
             reason,
