@@ -303,7 +303,7 @@ impl<A: Agent> AgentCell<A> {
             },
             gate: NOT_STARTED,
             handlers,
-            hooks: hooks.into_boxed_slice(),
+            hooks: Hooks::new(hooks),
             initial,
             extras: None,
             panic_reaction: PanicReaction::Ignore,
@@ -481,6 +481,15 @@ pub(super) struct AgentCell<A: Agent> {
     /// Why the messages a stopped agent takes are dropped (`STOPPED`).
     stopped: DropReason,
 }
+
+/// A zero-sized agent, to hold the cell's own size (the agent's value comes on top).
+struct SizeProbe;
+
+impl Agent for SizeProbe {}
+
+// Every agent has one, boxed: 152 bytes and the agent's value, so that a 16-byte agent fits a
+// 176-byte chunk of glibc's malloc (a field more crosses into the next chunk size).
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 152);
 
 /// The parts of a cell that only some agents use: state time limits, multi-mbox
 /// subscriptions, observation. Boxed in the cell, made at registration for the agents that
