@@ -2,7 +2,7 @@
 //! `LOOM_MAX_PREEMPTIONS` preemptions (default [`PREEMPTIONS`]; the bound tokio uses in CI is
 //! 2; exhaustive search of three threads with parking does not finish in reasonable time).
 
-use super::mpsc::{Lined, MpscQueue, SMALL_BLOCK_CAP};
+use super::mpsc::{Apart, MpscQueue, SMALL_BLOCK_CAP};
 use super::parker::Parker;
 use loom::sync::Arc;
 use loom::thread;
@@ -91,7 +91,7 @@ fn values_left_in_the_queue_are_dropped_with_it() {
 /// A queue served by a pool: items plus its run state (what the thread pool's agent queue is,
 /// with its block size and layout).
 struct Served {
-    items: MpscQueue<usize, SMALL_BLOCK_CAP, Lined>,
+    items: MpscQueue<usize, SMALL_BLOCK_CAP, Apart>,
     state: super::run_state::RunState,
     /// Set while a thread runs the queue: two at once would be a violation.
     running: loom::sync::atomic::AtomicBool,

@@ -101,11 +101,15 @@ impl<T, const CAP: usize> Block<T, CAP> {
     }
 }
 
-/// How a queue lays out its producers' part and its consumer's part.
+/// How a queue lays out its producers' part (the tail) and, right after it, its consumer's
+/// part (the head).
 pub(crate) trait Spacing {
-    /// A part, laid out.
-    type Of<X>: Deref<Target = X>;
-    fn space<X>(part: X) -> Self::Of<X>;
+    /// The producers' part, laid out.
+    type Tail<X>: Deref<Target = X>;
+    /// The consumer's part, laid out.
+    type Head<X>: Deref<Target = X>;
+    fn tail<X>(part: X) -> Self::Tail<X>;
+    fn head<X>(part: X) -> Self::Head<X>;
 }
 
 /// Each part on cache lines of its own, so producers and the consumer never write to one
@@ -114,44 +118,68 @@ pub(crate) trait Spacing {
 pub(crate) enum Padded {}
 
 impl Spacing for Padded {
-    type Of<X> = CachePadded<X>;
-    fn space<X>(part: X) -> CachePadded<X> {
+    type Tail<X> = CachePadded<X>;
+    type Head<X> = CachePadded<X>;
+    fn tail<X>(part: X) -> CachePadded<X> {
+        CachePadded::new(part)
+    }
+    fn head<X>(part: X) -> CachePadded<X> {
         CachePadded::new(part)
     }
 }
 
-/// Each part on one 64-byte line of its own (128 B a queue, against 256 B [`Padded`], whose
-/// pairs of lines also keep the adjacent-line prefetcher from pulling in the other part):
-/// for a queue that is one of very many, mostly short (a pool agent's), where every line a
-/// message touches is likely a cache miss, yet many threads may send at once while its
-/// consumer pops (a fan-in), so producers and the consumer must not write to one line.
-pub(crate) enum Lined {}
+/// Each part followed by a 64-byte gap, unaligned (176 B a queue): no byte of the tail and no
+/// byte of the head can be on one 64-byte line, nor the head on a line with what follows the
+/// queue in memory (another queue's producers' part, say), so producers and the consumer
+/// never write to one line, yet the queue asks for no alignment (an aligned allocation costs
+/// glibc's `malloc` a split and leaves a hole behind). For a queue that is one of very many,
+/// mostly short (a pool agent's), where every line a message touches is likely a cache miss,
+/// yet many threads may send at once while its consumer pops (a fan-in). What comes before
+/// the tail may share its line: fields its producers write.
+pub(crate) enum Apart {}
 
-/// A part of a [`Lined`] queue.
-#[repr(align(64))]
-pub(crate) struct Line<X>(X);
+/// A part of an [`Apart`] queue, with the gap that keeps what follows off its lines.
+#[repr(C)]
+pub(crate) struct Spaced<X> {
+    part: X,
+    _gap: [MaybeUninit<u8>; 64],
+}
 
-impl<X> Deref for Line<X> {
-    type Target = X;
-    fn deref(&self) -> &X {
-        &self.0
+impl<X> Spaced<X> {
+    fn new(part: X) -> Self {
+        Spaced {
+            part,
+            _gap: [MaybeUninit::uninit(); 64],
+        }
     }
 }
 
-impl Spacing for Lined {
-    type Of<X> = Line<X>;
-    fn space<X>(part: X) -> Line<X> {
-        Line(part)
+impl<X> Deref for Spaced<X> {
+    type Target = X;
+    fn deref(&self) -> &X {
+        &self.part
+    }
+}
+
+impl Spacing for Apart {
+    type Tail<X> = Spaced<X>;
+    type Head<X> = Spaced<X>;
+    fn tail<X>(part: X) -> Spaced<X> {
+        Spaced::new(part)
+    }
+    fn head<X>(part: X) -> Spaced<X> {
+        Spaced::new(part)
     }
 }
 
 /// Unbounded lock-free MPSC queue (see the module docs for the rules) with blocks of `CAP`
-/// slots, its parts laid out by `S`.
+/// slots, its parts laid out by `S` (in this order: `repr(C)`).
+#[repr(C)]
 pub(crate) struct MpscQueue<T, const CAP: usize = BLOCK_CAP, S: Spacing = Padded> {
     /// The producers' part.
-    tail: S::Of<Tail<T, CAP>>,
+    tail: S::Tail<Tail<T, CAP>>,
     /// The consumer's part.
-    head: S::Of<Head<T, CAP>>,
+    head: S::Head<Head<T, CAP>>,
 }
 
 struct Tail<T, const CAP: usize> {
@@ -201,11 +229,11 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
     pub(crate) fn new() -> Self {
         let first = Block::alloc();
         MpscQueue {
-            tail: S::space(Tail {
+            tail: S::tail(Tail {
                 index: AtomicU64::new(0),
                 block: AtomicPtr::new(first),
             }),
-            head: S::space(Head {
+            head: S::head(Head {
                 pos: UnsafeCell::new((first, 0)),
                 popped: AtomicU64::new(0),
                 spare: AtomicPtr::new(ptr::null_mut()),

@@ -18,7 +18,7 @@ use crate::demand::Demand;
 use crate::disp::event_lanes::EventLanes;
 use crate::disp::execute::execute;
 use crate::slab::AgentSlab;
-use crate::sync::mpsc::{Lined, MpscQueue, SMALL_BLOCK_CAP};
+use crate::sync::mpsc::{Apart, MpscQueue, SMALL_BLOCK_CAP};
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -30,20 +30,30 @@ const SORT_BATCH: usize = 256;
 
 /// Demands of one agent (or coop) plus its run state (`sync/run_state.rs`): a pool thread
 /// runs it only while it holds it, so its agents never run on two threads at once.
+///
+/// Laid out in this order (`repr(C)`, no alignment asked): the fields producers write (the
+/// run state, the raised count) and those the running thread reads with them, then the
+/// queue — its producers' part and its consumer's part, each followed by a 64-byte gap
+/// (`mpsc::Apart`) —, so that the consumer's line is never one a producer writes, of this
+/// queue or of whatever malloc puts next to it.
+#[repr(C)]
 pub(crate) struct AgentQueue {
-    /// Small blocks, a 64-byte line per part (`mpsc::Lined`): a pool holds one queue per
-    /// agent (or coop), mostly short, and every line a message touches is likely a cache miss
-    /// when the agents are many.
-    demands: MpscQueue<Demand, SMALL_BLOCK_CAP, Lined>,
+    state: RunState,
     /// Demands with a raised event priority pushed into `demands` and not taken out yet
     /// (counted before the push, so never below the true number).
     raised_queued: AtomicUsize,
+    pub(super) pool: Arc<Pool>,
     /// Demands taken out of `demands`, by event priority (only the thread that holds the run
     /// state touches it; allocated when the first raised demand is seen).
     sorted: UnsafeCell<Option<Box<EventLanes>>>,
-    state: RunState,
-    pub(super) pool: Arc<Pool>,
+    /// Small blocks: a pool holds one queue per agent (or coop), mostly short, and every line
+    /// a message touches is likely a cache miss when the agents are many.
+    demands: MpscQueue<Demand, SMALL_BLOCK_CAP, Apart>,
 }
+
+// A pool agent's own allocation (with the `Arc`'s counts, a 240-byte chunk of glibc's malloc).
+const _: () = assert!(std::mem::size_of::<AgentQueue>() <= 208);
+const _: () = assert!(std::mem::align_of::<AgentQueue>() <= 16);
 
 // SAFETY: `sorted` is touched only by the pool thread that holds the run state (through its
 // `Running`) or through `&mut self`; the run state's transitions order one holder's accesses
