@@ -104,12 +104,9 @@ impl<T, const CAP: usize> Block<T, CAP> {
 /// How a queue lays out its producers' part (the tail) and, right after it, its consumer's
 /// part (the head).
 pub(crate) trait Spacing {
-    /// The producers' part, laid out.
-    type Tail<X>: Deref<Target = X>;
-    /// The consumer's part, laid out.
-    type Head<X>: Deref<Target = X>;
-    fn tail<X>(part: X) -> Self::Tail<X>;
-    fn head<X>(part: X) -> Self::Head<X>;
+    /// A part, laid out.
+    type Of<X>: Deref<Target = X>;
+    fn space<X>(part: X) -> Self::Of<X>;
 }
 
 /// Each part on cache lines of its own, so producers and the consumer never write to one
@@ -118,12 +115,8 @@ pub(crate) trait Spacing {
 pub(crate) enum Padded {}
 
 impl Spacing for Padded {
-    type Tail<X> = CachePadded<X>;
-    type Head<X> = CachePadded<X>;
-    fn tail<X>(part: X) -> CachePadded<X> {
-        CachePadded::new(part)
-    }
-    fn head<X>(part: X) -> CachePadded<X> {
+    type Of<X> = CachePadded<X>;
+    fn space<X>(part: X) -> CachePadded<X> {
         CachePadded::new(part)
     }
 }
@@ -145,15 +138,6 @@ pub(crate) struct Spaced<X> {
     _gap: [MaybeUninit<u8>; 64],
 }
 
-impl<X> Spaced<X> {
-    fn new(part: X) -> Self {
-        Spaced {
-            part,
-            _gap: [MaybeUninit::uninit(); 64],
-        }
-    }
-}
-
 impl<X> Deref for Spaced<X> {
     type Target = X;
     fn deref(&self) -> &X {
@@ -162,13 +146,12 @@ impl<X> Deref for Spaced<X> {
 }
 
 impl Spacing for Apart {
-    type Tail<X> = Spaced<X>;
-    type Head<X> = Spaced<X>;
-    fn tail<X>(part: X) -> Spaced<X> {
-        Spaced::new(part)
-    }
-    fn head<X>(part: X) -> Spaced<X> {
-        Spaced::new(part)
+    type Of<X> = Spaced<X>;
+    fn space<X>(part: X) -> Spaced<X> {
+        Spaced {
+            part,
+            _gap: [MaybeUninit::uninit(); 64],
+        }
     }
 }
 
@@ -177,9 +160,9 @@ impl Spacing for Apart {
 #[repr(C)]
 pub(crate) struct MpscQueue<T, const CAP: usize = BLOCK_CAP, S: Spacing = Padded> {
     /// The producers' part.
-    tail: S::Tail<Tail<T, CAP>>,
+    tail: S::Of<Tail<T, CAP>>,
     /// The consumer's part.
-    head: S::Head<Head<T, CAP>>,
+    head: S::Of<Head<T, CAP>>,
 }
 
 struct Tail<T, const CAP: usize> {
@@ -229,11 +212,11 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
     pub(crate) fn new() -> Self {
         let first = Block::alloc();
         MpscQueue {
-            tail: S::tail(Tail {
+            tail: S::space(Tail {
                 index: AtomicU64::new(0),
                 block: AtomicPtr::new(first),
             }),
-            head: S::head(Head {
+            head: S::space(Head {
                 pos: UnsafeCell::new((first, 0)),
                 popped: AtomicU64::new(0),
                 spare: AtomicPtr::new(ptr::null_mut()),
