@@ -17,10 +17,11 @@
 //!   definition differs. So an agent keeps 4 bytes for it, and starting one takes no lock and
 //!   copies no reference unless its layout is not its class's.
 //! - A state change is one relaxed store of the word: no lock, no fence. A word is always a
-//!   consistent pair: the layout a class-layout word names never changes, and an own-layout
-//!   word is written under the lock of the own layouts together with the layout it names, and
-//!   read again under that lock by readers (a reader never pairs an index with another
-//!   incarnation's layout).
+//!   consistent pair: the layout a class-layout word names never changes (`started` publishes
+//!   the word with `Release` after setting it, readers load it with `Acquire`), and an
+//!   own-layout word is written under the lock of the own layouts together with the layout it
+//!   names — as is the word that replaces one — and read again under that lock by readers (a
+//!   reader never pairs an index with another incarnation's layout, nor finds its layout gone).
 //! - It is a report, not a synchronisation point: a reader sees the state as of the last
 //!   publication, which may be one transition behind the worker.
 
@@ -72,15 +73,19 @@ impl PublishedState {
             .class
             .get_or_init(|| Arc::clone(layout) as Arc<dyn StateNames>);
         if std::ptr::addr_eq(Arc::as_ptr(class), Arc::as_ptr(layout)) {
-            if self.word.load(Ordering::Relaxed) & !INDEX == OWN {
-                names.own.lock().remove(&me);
-            }
-            self.word.store(CLASS | u32::from(state), Ordering::Relaxed);
+            // An own layout it had is dropped, and the word replaced, under the lock: a reader
+            // of the own-layout word never finds its layout gone.
+            let _own = (self.word.load(Ordering::Relaxed) & !INDEX == OWN).then(|| {
+                let mut own = names.own.lock();
+                own.remove(&me);
+                own
+            });
+            self.word.store(CLASS | u32::from(state), Ordering::Release);
             return;
         }
         let mut own = names.own.lock();
         own.insert(me, Arc::clone(layout) as Arc<dyn StateNames>);
-        self.word.store(OWN | u32::from(state), Ordering::Relaxed);
+        self.word.store(OWN | u32::from(state), Ordering::Release);
     }
 
     /// The agent is now in `state` (of the layout published by `started`).
@@ -99,7 +104,8 @@ impl PublishedState {
         me: MboxId,
         f: impl FnOnce(Option<&str>) -> R,
     ) -> R {
-        let word = self.word.load(Ordering::Relaxed);
+        // Acquire: a class-layout word is read with the class's layout it was published after.
+        let word = self.word.load(Ordering::Acquire);
         match word & !INDEX {
             CLASS => {
                 let class = names.class.get();
