@@ -322,7 +322,7 @@ impl AgentSlab {
     }
 
     /// The occupants, as the `O`s the slab was made for.
-    fn occupants<O: Occupant>(&self) -> &Occupants<O> {
+    fn occupants_as<O: Occupant>(&self) -> &Occupants<O> {
         let any: &dyn Any = &*self.occupants;
         any.downcast_ref()
             .expect("invariant: a slab holds occupants of the one type it was made for")
@@ -370,7 +370,7 @@ impl AgentSlab {
         unsafe { *slot.body.get() = Some(body) };
         slot.handled.store(0, Ordering::Relaxed);
         slot.unhandled.store(0, Ordering::Relaxed);
-        self.occupants::<O>().occupy(index, shared);
+        self.occupants_as::<O>().occupy(index, shared);
         slot.state
             .store(pack(generation, generation), Ordering::Release);
         aref
@@ -525,7 +525,7 @@ impl AgentSlab {
     /// The shared part of the live agent `id`, if it still exists.
     pub(crate) fn lookup<O: Occupant>(&self, id: AgentId) -> Option<Arc<O>> {
         let slot = self.slot(id.slot())?;
-        self.occupants::<O>().lookup(slot, id.generation())
+        self.occupants_as::<O>().lookup(slot, id.generation())
     }
 
     /// Every agent whose counters can still be read, with `true` for the live ones: the
@@ -535,7 +535,7 @@ impl AgentSlab {
     /// (and folded into its class's retired totals, `mbox/class.rs`) while the caller reads them.
     pub(crate) fn agents_for_report<O: Occupant>(&self) -> Vec<(Arc<O>, bool)> {
         let allocated = self.allocation.lock().next_unused;
-        let occupants = self.occupants::<O>();
+        let occupants = self.occupants_as::<O>();
         let mut out = Vec::new();
         for index in 0..allocated {
             if self.slot(index).is_some() {
