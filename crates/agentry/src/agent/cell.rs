@@ -35,7 +35,7 @@ use super::layout::{self, AgentLayout};
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
 use super::start::{CoopStart, Failed, Go};
-use super::state::{Hooks, State};
+use super::state::{Hook, State};
 use crate::disp::{Binder, Lease};
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::{AgentId, MboxId};
@@ -303,9 +303,13 @@ impl<A: Agent> AgentCell<A> {
             },
             gate: NOT_STARTED,
             handlers,
-            hooks: Hooks::new(hooks),
             initial,
-            extras: None,
+            extras: (!hooks.is_empty()).then(|| {
+                Box::new(Extras {
+                    hooks,
+                    ..Extras::default()
+                })
+            }),
             panic_reaction: PanicReaction::Ignore,
             restart,
             lease: None,
@@ -367,12 +371,9 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
             self.gate |= TIMED;
         }
         if has_time_limits || !attach.multi.is_empty() || observe.kept() {
-            self.extras = Some(Box::new(Extras {
-                limit_epoch: 0,
-                limit_timers: Vec::new(),
-                multi: attach.multi,
-                observe,
-            }));
+            let x = self.extras.get_or_insert_with(Box::default);
+            x.multi = attach.multi;
+            x.observe = observe;
         }
         self.ctx.id = attach.id;
         self.panic_reaction = attach.panic_reaction;
@@ -394,15 +395,9 @@ enum Starting {
     Pending(StartTicket),
     /// Started while a sibling has not: it holds the messages it takes, in the order they
     /// came, until its coop has started. Every agent of a coop but the last to start passes
-    /// through here, and an idle one stays until its first message: the list is made by the
-    /// first message held (boxed, so that the variant keeps the cell small).
-    Holding {
-        coop: Arc<CoopStart>,
-        // A boxed `Vec` on purpose: 8 bytes in the cell for what most agents never fill,
-        // where a `Vec` would cost 24.
-        #[allow(clippy::box_collection)]
-        held: Option<Box<Vec<Held>>>,
-    },
+    /// through here, and an idle one stays until its first message. What it holds goes to
+    /// its extras (`Extras::held`), made by the first message held if it has none.
+    Holding { coop: Arc<CoopStart> },
     /// Its start is settled (whatever the outcome).
     Settled,
 }
@@ -459,14 +454,13 @@ struct ActiveLimit {
 pub(super) struct AgentCell<A: Agent> {
     agent: A,
     ctx: Ctx<A>,
-    /// Its own handlers and hooks, indexed by its layout (`ctx.layout`).
+    /// Its own handlers, indexed by its layout (`ctx.layout`); its hooks are in its extras.
     handlers: Handlers<A>,
-    hooks: Hooks<A>,
     initial: State,
     /// Ground rules: zero on the hot path.
     gate: u8,
     /// What few agents use (`None` for most: it keeps the cell small).
-    extras: Option<Box<Extras>>,
+    extras: Option<Box<Extras<A>>>,
     panic_reaction: PanicReaction,
     /// A supervised agent's factory and deferred messages.
     restart: Option<Box<Restartable<A>>>,
@@ -487,21 +481,47 @@ struct SizeProbe;
 
 impl Agent for SizeProbe {}
 
-// Every agent has one, boxed: 152 bytes and the agent's value, so that a 16-byte agent fits a
-// 176-byte chunk of glibc's malloc (a field more crosses into the next chunk size).
-const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 152);
+// Every agent has one, boxed: 136 bytes and the agent's value, so that a 16-byte agent fits a
+// 160-byte chunk of glibc's malloc (a field more crosses into the next chunk size).
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 136);
 
-/// The parts of a cell that only some agents use: state time limits, multi-mbox
-/// subscriptions, observation. Boxed in the cell, made at registration for the agents that
-/// have any (an agent whose layout has no time limit, that subscribes to no multi mbox and is
-/// not observed has none).
-#[derive(Default)]
-struct Extras {
+/// The parts of a cell that only some agents use: state hooks, state time limits, multi-mbox
+/// subscriptions, observation, messages held until its coop has started. Boxed in the cell,
+/// made by the definition (hooks), the registration (time limits, subscriptions,
+/// observation) or the first message held; an agent that uses none of them has none.
+struct Extras<A> {
+    /// Its state hooks, indexed by its layout (`ctx.layout`).
+    hooks: Vec<Hook<A>>,
     /// Visits of time-limited states so far (a stale expiry of an earlier visit is ignored).
     limit_epoch: u64,
     limit_timers: Vec<ActiveLimit>,
     multi: Vec<(MultiMbox, TypeId)>,
     observe: Observe,
+    /// What it took while holding (`Starting::Holding`), in the order it came; not empty once
+    /// it held one (so its coop knows it must release it).
+    held: Vec<Held>,
+}
+
+// Not derived: a derive would ask `A: Default`.
+impl<A> Default for Extras<A> {
+    fn default() -> Self {
+        Extras {
+            hooks: Vec::new(),
+            limit_epoch: 0,
+            limit_timers: Vec::new(),
+            multi: Vec::new(),
+            observe: Observe::default(),
+            held: Vec::new(),
+        }
+    }
+}
+
+/// Hook `index` of the agent whose extras are `extras` (its layout names only hooks it has).
+fn hook<A>(extras: &Option<Box<Extras<A>>>, index: usize) -> &Hook<A> {
+    &extras
+        .as_deref()
+        .expect("invariant: a layout names hooks its agent has")
+        .hooks[index]
 }
 
 impl<A: Agent> AgentCell<A> {
@@ -604,8 +624,8 @@ impl<A: Agent> AgentCell<A> {
                 );
             }
             trace_kept(self.shared(), self.ctx.id, &held);
-            if let Starting::Holding { held: list, .. } = &mut self.starting {
-                list.get_or_insert_with(Box::default).push(held);
+            if let Starting::Holding { .. } = &self.starting {
+                self.extras.get_or_insert_with(Box::default).held.push(held);
             }
             return Taken::Deferred;
         }
@@ -693,11 +713,11 @@ impl<A: Agent> AgentCell<A> {
     /// started, or has and its release demand — which handles what it holds first — is on the
     /// way). Stops the agent if its coop failed to start.
     fn still_holding(&mut self) -> bool {
-        let Starting::Holding { coop, held } = &self.starting else {
+        let Starting::Holding { coop } = &self.starting else {
             unreachable!("invariant: HELD is set exactly while the agent is holding");
         };
-        // The list exists once a message was held (never emptied while holding).
-        let registered = held.is_some();
+        // Never emptied while holding: not empty once a message was held.
+        let registered = self.extras.as_ref().is_some_and(|x| !x.held.is_empty());
         match coop.on_message(self.ctx.mbox.shared(), registered) {
             Go::Hold => true,
             Go::Run if registered => true,
@@ -725,7 +745,11 @@ impl<A: Agent> AgentCell<A> {
     fn settle(&mut self) -> Vec<Held> {
         self.gate &= !HELD;
         match std::mem::replace(&mut self.starting, Starting::Settled) {
-            Starting::Holding { held, .. } => held.map(|held| *held).unwrap_or_default(),
+            Starting::Holding { .. } => self
+                .extras
+                .as_mut()
+                .map(|x| std::mem::take(&mut x.held))
+                .unwrap_or_default(),
             Starting::Defined { .. } | Starting::Pending(_) | Starting::Settled => Vec::new(),
         }
     }
@@ -798,7 +822,7 @@ impl<A: Agent> AgentCell<A> {
         let link = self
             .shared()
             .binding()
-            .and_then(|b| b.supervisor.as_ref())
+            .and_then(|b| b.supervisor())
             .filter(|_| self.restart.is_some());
         match link {
             Some(link) => {
@@ -820,7 +844,9 @@ impl<A: Agent> AgentCell<A> {
             x.limit_timers.retain(|limit| limit.state != s);
         }
         match self.ctx.layout.states.on_exit(s) {
-            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]).is_ok(),
+            Some(index) => {
+                catch_hook(&mut self.agent, &mut self.ctx, hook(&self.extras, index)).is_ok()
+            }
             None => true,
         }
     }
@@ -842,7 +868,7 @@ impl<A: Agent> AgentCell<A> {
             });
         }
         match self.ctx.layout.states.on_enter(s) {
-            Some(hook) => catch_hook(&mut self.agent, &mut self.ctx, &self.hooks[hook]),
+            Some(index) => catch_hook(&mut self.agent, &mut self.ctx, hook(&self.extras, index)),
             None => Ok(()),
         }
     }
@@ -937,7 +963,7 @@ impl<A: Agent> AgentCell<A> {
                         Go::Run => {}
                         Go::Hold => {
                             self.gate |= HELD;
-                            self.starting = Starting::Holding { coop, held: None };
+                            self.starting = Starting::Holding { coop };
                         }
                         Go::RolledBack => self.stop(DropReason::StartFailed),
                     }
@@ -1093,7 +1119,7 @@ impl<A: Agent> AgentCell<A> {
             .binding()
             .expect("invariant: a registered agent is bound");
         b.target.set(next);
-        let link = b.supervisor.clone();
+        let link = b.supervisor().cloned();
         let timed = self.gate & TIMED != 0;
         let AgentCell {
             agent,
@@ -1211,7 +1237,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             // Running already: what `Start` asks for (the supervisor only starts what it
             // stopped, so this does not happen; the ack keeps it from waiting regardless).
             Control::Start { epoch } => {
-                if let Some(link) = self.shared().binding().and_then(|b| b.supervisor.as_ref()) {
+                if let Some(link) = self.shared().binding().and_then(|b| b.supervisor()) {
                     link.ack(epoch, crate::mbox::supervisor_link::Ack::Started);
                 }
                 self

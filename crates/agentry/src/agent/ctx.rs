@@ -101,7 +101,7 @@ impl<A: Agent> Ctx<A> {
     /// and restart: deregister the coop instead).
     pub fn stop_self(&self) -> bool {
         let shared = self.mbox.shared();
-        if shared.binding().is_some_and(|b| b.supervisor.is_some()) {
+        if shared.binding().is_some_and(|b| b.supervisor().is_some()) {
             return false;
         }
         shared.finish()

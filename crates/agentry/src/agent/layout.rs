@@ -19,7 +19,7 @@
 //! # Ground rules
 //!
 //! - A layout is plain data (names, parents, time limits, type ids, handler and hook
-//!   *indices*); the closures stay with each agent (`Handlers`, `Hooks`), so an agent's
+//!   *indices*); the closures stay with each agent (its `Handlers`, its hooks), so an agent's
 //!   handlers and hooks are always the ones its own definition gave, whatever it captured.
 //! - Two layouts are shared only if equal in every field (a definition matches the cached
 //!   layout only if it declared the same pairs, in the same states, with the same handler

@@ -177,7 +177,7 @@ impl<A: Agent> Suspended<A> {
         self.mbox
             .shared()
             .binding()
-            .and_then(|b| b.supervisor.as_deref().cloned())
+            .and_then(|b| b.supervisor().cloned())
     }
 
     /// A fresh agent from the factory, defined and checked against what belongs to the mbox.
@@ -200,7 +200,7 @@ impl<A: Agent> Suspended<A> {
             .shared()
             .binding()
             .expect("invariant: a suspended agent is bound");
-        let (bound_insend, bound_priorities) = match &b.type_rules {
+        let (bound_insend, bound_priorities) = match b.type_rules() {
             Some(rules) => (rules.insend.type_ids(), rules.priorities.sorted()),
             None => (Vec::new(), Vec::new()),
         };

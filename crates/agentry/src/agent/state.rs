@@ -2,8 +2,8 @@
 //! optional initial substate.
 //!
 //! The tree is plain data — names, parents, time limits and the *indices* of the hooks, which
-//! each agent keeps in its own [`Hooks`] — so that every agent whose definition produced the
-//! same tree can share one (`agent/layout.rs`).
+//! each agent keeps in its cell's extras (`agent/cell.rs`) — so that every agent whose
+//! definition produced the same tree can share one (`agent/layout.rs`).
 //!
 //! Every agent starts in [`State::DEFAULT`] unless its definition says otherwise. Top-level
 //! states are siblings of the default state; a substate inherits the handlers of its ancestors
@@ -31,34 +31,6 @@ impl State {
 /// A state hook: `fn(&mut Agent, &mut Ctx<Agent>)`.
 pub(crate) type Hook<A> = Box<dyn Fn(&mut A, &mut Ctx<A>) + Send>;
 
-/// One agent's state hooks, in the order its definition declared them (a [`StateTree`]
-/// names them by index). Most agents have none: the cell keeps one pointer, `None` for them,
-/// where a boxed slice would take two words (hooks run on state changes, never per message,
-/// so the second indirection costs nothing on the message path).
-pub(crate) struct Hooks<A>(
-    // A boxed `Vec` on purpose: 8 bytes in every cell for what most agents never fill.
-    #[allow(clippy::box_collection)] Option<Box<Vec<Hook<A>>>>,
-);
-
-impl<A> Hooks<A> {
-    /// The hooks a definition declared.
-    pub(crate) fn new(hooks: Vec<Hook<A>>) -> Self {
-        Hooks((!hooks.is_empty()).then(|| Box::new(hooks)))
-    }
-}
-
-impl<A> std::ops::Index<usize> for Hooks<A> {
-    type Output = Hook<A>;
-
-    fn index(&self, hook: usize) -> &Hook<A> {
-        let hooks = self
-            .0
-            .as_deref()
-            .expect("invariant: a layout names hooks its agent has");
-        &hooks[hook]
-    }
-}
-
 #[derive(PartialEq, Clone)]
 struct Node {
     name: Cow<'static, str>,
@@ -66,9 +38,9 @@ struct Node {
     depth: u16,
     initial_substate: Option<State>,
     time_limit: Option<(Duration, State)>,
-    /// Index of the on_enter hook in the agent's [`Hooks`].
+    /// Index of the on_enter hook in the agent's hooks.
     on_enter: Option<u32>,
-    /// Index of the on_exit hook in the agent's [`Hooks`].
+    /// Index of the on_exit hook in the agent's hooks.
     on_exit: Option<u32>,
 }
 
@@ -204,7 +176,7 @@ impl StateTree {
         Ok(())
     }
 
-    /// `hook`: its index in the agent's [`Hooks`].
+    /// `hook`: its index in the agent's hooks.
     pub(crate) fn set_on_enter(&mut self, s: State, hook: u32) -> Result<(), DefineError> {
         self.check(s)?;
         let node = &mut self.nodes_mut()[s.index()];
@@ -219,7 +191,7 @@ impl StateTree {
         Ok(())
     }
 
-    /// `hook`: its index in the agent's [`Hooks`].
+    /// `hook`: its index in the agent's hooks.
     pub(crate) fn set_on_exit(&mut self, s: State, hook: u32) -> Result<(), DefineError> {
         self.check(s)?;
         let node = &mut self.nodes_mut()[s.index()];
@@ -268,12 +240,12 @@ impl StateTree {
         self.structured
     }
 
-    /// The index of `s`'s on_enter hook in the agent's [`Hooks`].
+    /// The index of `s`'s on_enter hook in the agent's hooks.
     pub(crate) fn on_enter(&self, s: State) -> Option<usize> {
         self.nodes()[s.index()].on_enter.map(|i| i as usize)
     }
 
-    /// The index of `s`'s on_exit hook in the agent's [`Hooks`].
+    /// The index of `s`'s on_exit hook in the agent's hooks.
     pub(crate) fn on_exit(&self, s: State) -> Option<usize> {
         self.nodes()[s.index()].on_exit.map(|i| i as usize)
     }

@@ -279,20 +279,20 @@ impl EnvInner {
                 },
             })
         });
-        shared.bind(Binding {
-            coop: id,
-            target: IncarnationRef::new(target),
+        shared.bind(Binding::new(
+            id,
+            IncarnationRef::new(target),
             queue,
-            type_rules: TypeRules::new(
+            TypeRules::new(
                 parts.insend,
                 parts.event_priorities,
                 self.counters.propagation.as_ref(),
             ),
-            limits: LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
+            supervisor,
+            LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
             handler_timing,
-            panic_reaction: reaction,
-            supervisor: supervisor.map(Box::new),
-        });
+            reaction,
+        ));
         for m in parts.multi {
             m.mbox
                 .add_subscriber(m.type_id, Arc::clone(&shared), m.options);

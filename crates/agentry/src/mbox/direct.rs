@@ -38,8 +38,10 @@ pub(crate) struct Binding {
     /// The agent's current incarnation.
     pub(crate) target: IncarnationRef,
     pub(crate) queue: EventQueue,
-    /// Insend handlers and event priorities; `None` when the agent declared neither.
-    pub(crate) type_rules: Option<Box<TypeRules>>,
+    /// What few agents have: insend handlers, event priorities, the env's trace-context hook,
+    /// a supervisor. One box, optional: the binding stays 72 bytes, and the send path pays one
+    /// pointer test when there is none.
+    rare: Option<Box<RareBinding>>,
     pub(crate) limits: LimitTable,
     /// Whether its handlers are timed, and how often (`EnvBuilder::handler_time`,
     /// `Define::measure_handler_time`): the agent's worker reads it on a run its sampler
@@ -47,12 +49,56 @@ pub(crate) struct Binding {
     /// timing counters are made by that run: nothing is allocated for it at registration).
     pub(crate) handler_timing: Option<HandlerSampling>,
     pub(crate) panic_reaction: PanicReaction,
-    /// Its supervisor, if it was added with a factory to a supervising coop (boxed: most
-    /// agents have none, and the binding stays 80 bytes).
-    pub(crate) supervisor: Option<Box<SupervisorLink>>,
+}
+
+/// The parts of a binding that few agents have (see [`Binding`]).
+struct RareBinding {
+    type_rules: Option<TypeRules>,
+    /// Its supervisor, if it was added with a factory to a supervising coop.
+    supervisor: Option<SupervisorLink>,
 }
 
 impl Binding {
+    /// The binding of an agent of coop `coop` whose current incarnation is `target`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        coop: CoopId,
+        target: IncarnationRef,
+        queue: EventQueue,
+        type_rules: Option<TypeRules>,
+        supervisor: Option<SupervisorLink>,
+        limits: LimitTable,
+        handler_timing: Option<HandlerSampling>,
+        panic_reaction: PanicReaction,
+    ) -> Self {
+        let rare = (type_rules.is_some() || supervisor.is_some()).then(|| {
+            Box::new(RareBinding {
+                type_rules,
+                supervisor,
+            })
+        });
+        Binding {
+            coop,
+            target,
+            queue,
+            rare,
+            limits,
+            handler_timing,
+            panic_reaction,
+        }
+    }
+
+    /// Its insend handlers, event priorities and trace-context hook, if it has any.
+    #[inline(always)]
+    pub(crate) fn type_rules(&self) -> Option<&TypeRules> {
+        self.rare.as_deref()?.type_rules.as_ref()
+    }
+
+    /// Its supervisor, if it has one.
+    pub(crate) fn supervisor(&self) -> Option<&SupervisorLink> {
+        self.rare.as_deref()?.supervisor.as_ref()
+    }
+
     /// The id of the agent's current incarnation.
     pub(crate) fn id(&self) -> AgentId {
         self.target.load().id()
@@ -60,9 +106,7 @@ impl Binding {
 
     /// True if messages of type `M` to the agent's own mbox go to an insend handler.
     pub(crate) fn has_insend<M: 'static>(&self) -> bool {
-        self.type_rules
-            .as_ref()
-            .is_some_and(|r| r.insend.contains::<M>())
+        self.type_rules().is_some_and(|r| r.insend.contains::<M>())
     }
 }
 
@@ -99,8 +143,7 @@ pub(crate) trait AgentHost: Send + Sync {
 /// What an agent declared per message type for its senders: insend handlers and event
 /// priorities; and the environment's trace-context hook, if it has one (every send then asks
 /// it for the sender's context, `trace/context.rs`). Most agents declare neither and most
-/// environments have no hook, so the binding holds it boxed and optional and the send path
-/// pays one pointer test for all three.
+/// environments have no hook, so the binding holds it optional, in its rare part.
 pub(crate) struct TypeRules {
     pub(crate) insend: InsendTable,
     pub(crate) priorities: EventPriorities,
@@ -113,13 +156,11 @@ impl TypeRules {
         insend: InsendTable,
         priorities: EventPriorities,
         propagation: Option<&Propagation>,
-    ) -> Option<Box<Self>> {
-        (!insend.is_empty() || !priorities.is_empty() || propagation.is_some()).then(|| {
-            Box::new(TypeRules {
-                insend,
-                priorities,
-                propagation: propagation.cloned(),
-            })
+    ) -> Option<Self> {
+        (!insend.is_empty() || !priorities.is_empty() || propagation.is_some()).then(|| TypeRules {
+            insend,
+            priorities,
+            propagation: propagation.cloned(),
         })
     }
 }
@@ -333,7 +374,7 @@ impl AgentShared {
             timer,
             context: None,
         };
-        if let Some(rules) = &b.type_rules {
+        if let Some(rules) = b.type_rules() {
             if let Some(handler) = rules.insend.find::<P>() {
                 // A timer's delivery lasts until the handler returns (`timer.rs`).
                 let Ok(_delivery) = Delivery::begin_timed(timer) else {
@@ -470,7 +511,7 @@ impl AgentShared {
             self.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
             self.counters().panics.fetch_add(1, Ordering::Relaxed);
             tracing::error!(agent = %id, agent_type = self.agent_type(), "insend handler panicked");
-            match (&b.supervisor, b.panic_reaction) {
+            match (b.supervisor(), b.panic_reaction) {
                 // The agent keeps handling until its supervisor stops it.
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
@@ -548,6 +589,7 @@ impl AgentShared {
     }
 }
 
-// Every agent has one: with the `Arc`'s counts, 168 bytes, a 176-byte chunk of glibc's
-// malloc (a field more crosses into the next chunk size).
-const _: () = assert!(std::mem::size_of::<AgentShared>() <= 152);
+// Every agent has one: with the `Arc`'s counts, 152 bytes, a 160-byte chunk of glibc's
+// malloc (a field more crosses into the next chunk size). The binding is most of it.
+const _: () = assert!(std::mem::size_of::<AgentShared>() <= 136);
+const _: () = assert!(std::mem::size_of::<Binding>() <= 72);

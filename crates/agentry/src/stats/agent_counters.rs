@@ -3,6 +3,7 @@
 //! leaves, the rare ones in a box made by the first count.
 
 use crate::stats::{HandlerSampling, HandlerTimes};
+use once_cell::race::OnceBox;
 use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +21,9 @@ pub(crate) struct AgentCounters {
     pub(crate) handled: AtomicU64,
     /// Final count, published when the agent leaves.
     pub(crate) unhandled: AtomicU64,
-    rare: OnceLock<Box<RareCounters>>,
+    /// One pointer (not `OnceLock<Box<_>>`, two words): two threads counting the first rare
+    /// event at once may both make a box; one is kept, the other dropped before it counts.
+    rare: OnceBox<RareCounters>,
 }
 
 /// The counters of [`AgentCounters`] that most agents never touch.
@@ -209,6 +212,6 @@ impl AgentCounters {
 
     /// The rare counters if any was counted yet.
     pub(crate) fn rare_if_any(&self) -> Option<&RareCounters> {
-        self.rare.get().map(|r| &**r)
+        self.rare.get()
     }
 }
