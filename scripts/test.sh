@@ -101,7 +101,7 @@ if [ "$run_miri" -eq 0 ]; then
     echo "         could not add them (rustup toolchain install nightly --component miri,rust-src)" >&2
 else
     cargo +nightly miri setup
-    # The modules with `unsafe`: payload, slab, demand, sync (mpsc, parker), the handler table,
+    # The modules with `unsafe`: payload, slab, demand, sync (mpsc, parker, set_once), the handler table,
     # and the dispatchers (their queues, and real agents through cell.rs and worker.rs).
     miri_units=(message::payload slab:: demand:: sync:: agent::handlers disp::)
     CARGO_TARGET_DIR=target/miri cargo +nightly miri test -p agentry --lib -- "${miri_units[@]}" \

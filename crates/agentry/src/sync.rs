@@ -7,6 +7,7 @@
 pub(crate) mod mpsc;
 pub(crate) mod parker;
 pub(crate) mod run_state;
+pub(crate) mod set_once;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

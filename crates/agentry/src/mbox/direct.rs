@@ -22,14 +22,15 @@ use crate::reason::{DeregReason, ExitCell};
 use crate::slab::occupants::Occupant;
 use crate::slab::{AgentSlab, IncarnationRef};
 use crate::stats::{AgentCounters, EnvCounters, HandlerSampling};
+use crate::sync::set_once::SetOnce;
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::context::Propagation;
 use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord};
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 
 /// Everything fixed when the agent's coop is registered (a supervised agent's restarts keep
 /// it: only the incarnation in `target` moves on, see `agent/restart.rs`).
@@ -235,7 +236,7 @@ pub(crate) struct AgentShared {
     /// What it shares with the agents of its type (`mbox/class.rs`).
     pub(super) class: Arc<AgentClass>,
     pub(crate) stats: AgentCounters,
-    binding: OnceLock<Binding>,
+    binding: SetOnce<Binding>,
     accepting: AtomicBool,
     /// Its finish demand has been queued (by its coop's deregistration or by the agent
     /// stopping itself): it is queued once.
@@ -252,7 +253,7 @@ impl AgentShared {
             mbox_id: MboxId::next(),
             class,
             stats: AgentCounters::default(),
-            binding: OnceLock::new(),
+            binding: SetOnce::new(),
             accepting: AtomicBool::new(false),
             finish_claimed: AtomicBool::new(false),
             exit: ExitCell::default(),

@@ -4,6 +4,7 @@
 
 use super::mpsc::{Apart, MpscQueue, SMALL_BLOCK_CAP};
 use super::parker::Parker;
+use super::set_once::SetOnce;
 use loom::sync::Arc;
 use loom::thread;
 
@@ -464,5 +465,29 @@ fn a_canceller_waiting_for_a_running_handler_is_always_woken() {
             "the handler's effects are visible"
         );
         handler.join().expect("handler");
+    });
+}
+
+#[test]
+fn a_value_set_once_is_read_whole_or_not_at_all_and_a_second_setter_is_refused() {
+    model(|| {
+        let cell = Arc::new(SetOnce::new());
+        let setters: Vec<_> = (0..2u64)
+            .map(|v| {
+                let cell = cell.clone();
+                thread::spawn(move || cell.set((v, v * 10)).is_ok())
+            })
+            .collect();
+        // A reader racing the setters sees nothing, or one setter's whole value.
+        if let Some(&(v, w)) = cell.get() {
+            assert_eq!(w, v * 10);
+        }
+        let won: usize = setters
+            .into_iter()
+            .map(|s| usize::from(s.join().expect("setter")))
+            .sum();
+        assert_eq!(won, 1, "exactly one setter wins");
+        let &(v, w) = cell.get().expect("set after both setters returned");
+        assert_eq!(w, v * 10);
     });
 }
