@@ -2,9 +2,10 @@
 //!
 //! # Ground rules
 //!
-//! - Segments are allocated on demand and never move or shrink while the slab lives, so the
-//!   slot pointer in a demand ([`AgentRef`]) stays valid as long as the slab does. Every
-//!   worker that runs demands holds an `Arc` of the slab.
+//! - Segments are allocated on demand (`slab/segments.rs`: doubling from 256 slots to 65,536,
+//!   then all of 65,536) and never move or shrink while the slab lives, so the slot pointer in
+//!   a demand ([`AgentRef`]) stays valid as long as the slab does. Every worker that runs
+//!   demands holds an `Arc` of the slab.
 //! - A slot's generation only grows: odd while an agent occupies the slot, even while it is
 //!   free. A demand or id carries the generation it was made for, so it can never reach a
 //!   later agent in the same slot.
@@ -37,22 +38,19 @@
 pub(crate) mod body;
 #[deny(unsafe_code)]
 pub(crate) mod occupants;
+pub(crate) mod segments;
 
 use crate::ids::AgentId;
 use body::{AgentBody, Taken};
 use occupants::{Occupancy, Occupant, Occupants};
 use parking_lot::Mutex;
+use segments::{Segments, locate, segment_len};
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::fmt;
-use std::ptr::{self, NonNull};
+use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
-
-/// Slots in the first segment; segment `k` holds `FIRST_SEGMENT << k` slots.
-const FIRST_SEGMENT: usize = 256;
-/// Enough segments for more than 2^32 slots.
-const SEGMENTS: usize = 25;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 pub(crate) struct AgentSlot {
     index: u32,
@@ -273,7 +271,8 @@ struct Allocation {
 
 /// Storage of every agent of one environment.
 pub(crate) struct AgentSlab {
-    segments: [AtomicPtr<AgentSlot>; SEGMENTS],
+    /// The slots, by segment (`slab/segments.rs`).
+    slots: Segments<AgentSlot>,
     /// Who each slot holds (`slab/occupants.rs`): an `Occupants<O>` for the one type of
     /// occupant the slab was made for.
     occupants: Box<dyn Occupancy>,
@@ -286,22 +285,11 @@ unsafe impl Sync for AgentSlab {}
 // SAFETY: the slab owns its segments.
 unsafe impl Send for AgentSlab {}
 
-fn locate(index: u32) -> (usize, usize) {
-    let i = index as usize / FIRST_SEGMENT + 1;
-    let segment = (usize::BITS - 1 - i.leading_zeros()) as usize;
-    let offset = index as usize - FIRST_SEGMENT * ((1 << segment) - 1);
-    (segment, offset)
-}
-
-fn segment_len(segment: usize) -> usize {
-    FIRST_SEGMENT << segment
-}
-
 impl AgentSlab {
     /// An empty slab whose agents' shared parts are `O`s.
     pub(crate) fn new<O: Occupant>() -> Self {
         AgentSlab {
-            segments: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            slots: Segments::new(),
             occupants: Box::new(Occupants::<O>::new()),
             allocation: Mutex::new(Allocation {
                 free: Vec::new(),
@@ -311,14 +299,7 @@ impl AgentSlab {
     }
 
     fn slot(&self, index: u32) -> Option<&AgentSlot> {
-        let (segment, offset) = locate(index);
-        let base = self.segments.get(segment)?.load(Ordering::Acquire);
-        if base.is_null() {
-            return None;
-        }
-        // SAFETY: a published segment has `segment_len(segment)` initialised slots and lives as
-        // long as the slab; `offset` is within it by construction of `locate`.
-        Some(unsafe { &*base.add(offset) })
+        self.slots.get(index)
     }
 
     /// The occupants, as the `O`s the slab was made for.
@@ -346,11 +327,10 @@ impl AgentSlab {
                     let (segment, offset) = locate(index);
                     if offset == 0 {
                         self.occupants.grow(segment);
-                        let slots: Box<[AgentSlot]> = (0..segment_len(segment))
+                        let slots = (0..segment_len(segment))
                             .map(|i| AgentSlot::vacant(index + i as u32))
                             .collect();
-                        let base = Box::into_raw(slots).cast::<AgentSlot>();
-                        self.segments[segment].store(base, Ordering::Release);
+                        self.slots.publish(segment, slots);
                     }
                     index
                 }
@@ -549,20 +529,6 @@ impl AgentSlab {
     pub(crate) fn live(&self) -> usize {
         let a = self.allocation.lock();
         a.next_unused as usize - a.free.len()
-    }
-}
-
-impl Drop for AgentSlab {
-    fn drop(&mut self) {
-        for (segment, base) in self.segments.iter_mut().enumerate() {
-            let base = *base.get_mut();
-            if !base.is_null() {
-                let slots = ptr::slice_from_raw_parts_mut(base, segment_len(segment));
-                // SAFETY: `base` came from `Box::into_raw` of a boxed slice of this length, and
-                // `&mut self` means no demand runs any more.
-                drop(unsafe { Box::from_raw(slots) });
-            }
-        }
     }
 }
 

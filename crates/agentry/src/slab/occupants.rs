@@ -18,13 +18,14 @@
 //! - An occupant's `Arc` is dropped outside the lock: its drop buries its tombstone
 //!   ([`Occupancy::bury`]), which takes the lock.
 
-use super::{AgentSlot, SEGMENTS, admits, current, first, in_lineage, pack, segment_len};
+use super::segments::{Segments, segment_len};
+use super::{AgentSlot, admits, current, first, in_lineage, pack};
 use crate::ids::CoopId;
 use crate::stats::AgentCounters;
 use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 
 /// What the slab and the dispatchers ask of an agent's shared part (implemented by
 /// `AgentShared`, `mbox/direct.rs`).
@@ -62,12 +63,9 @@ pub(super) trait Occupancy: Any + Send + Sync {
 
 /// The occupants of a slab whose agents' shared parts are `O`s.
 pub(crate) struct Occupants<O> {
-    /// Each slot's entry, by segment and offset (`slab.rs`'s layout).
-    segments: [OnceLock<Segment<O>>; SEGMENTS],
+    /// Each slot's entry, by segment and offset (the slots' layout, `slab/segments.rs`).
+    entries: Segments<Mutex<SlotAgents<O>>>,
 }
-
-/// The entries of one segment's slots.
-type Segment<O> = Box<[Mutex<SlotAgents<O>>]>;
 
 /// Who a slot holds, kept apart from the slot: only registration, finish, lookups by id and
 /// the gone path touch it, so the slots that dispatchers touch on every demand stay small and
@@ -161,16 +159,15 @@ impl<O> Tombstones<O> {
 impl<O: Occupant> Occupants<O> {
     pub(super) fn new() -> Self {
         Occupants {
-            segments: std::array::from_fn(|_| OnceLock::new()),
+            entries: Segments::new(),
         }
     }
 
     /// The entry of slot `index` (of a published segment).
     fn entry(&self, index: u32) -> &Mutex<SlotAgents<O>> {
-        let (segment, offset) = super::locate(index);
-        &self.segments[segment]
-            .get()
-            .expect("invariant: a segment's occupants are made before it is published")[offset]
+        self.entries
+            .get(index)
+            .expect("invariant: a segment's occupants are made before its slots are published")
     }
 
     /// `agent` occupies slot `index` (registration, before the slot's generation is published).
@@ -210,9 +207,7 @@ impl<O: Occupant> Occupancy for Occupants<O> {
         let entries = (0..segment_len(segment))
             .map(|_| Mutex::new(SlotAgents::default()))
             .collect();
-        if self.segments[segment].set(entries).is_err() {
-            unreachable!("invariant: a segment is allocated once");
-        }
+        self.entries.publish(segment, entries);
     }
 
     fn vacate(&self, slot: &AgentSlot, state: u64) {

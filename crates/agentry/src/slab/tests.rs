@@ -1,4 +1,4 @@
-use super::{admits, locate, pack};
+use super::{admits, pack};
 
 #[test]
 fn a_lineage_admits_its_own_earlier_incarnations_only() {
@@ -19,19 +19,10 @@ fn a_lineage_admits_its_own_earlier_incarnations_only() {
     assert!(!admits(wrapped, u32::MAX - 2));
 }
 
-#[test]
-fn segments_tile_the_index_space() {
-    assert_eq!(locate(0), (0, 0));
-    assert_eq!(locate(255), (0, 255));
-    assert_eq!(locate(256), (1, 0));
-    assert_eq!(locate(767), (1, 511));
-    assert_eq!(locate(768), (2, 0));
-    assert_eq!(locate(u32::MAX).0, 24);
-}
-
 // The slab's `unsafe` paths with a stand-in body (also run under miri, see `scripts/test.sh`).
 
-use super::{AgentRef, AgentSlab, FIRST_SEGMENT, IncarnationCx, IncarnationRef};
+use super::segments::FIRST_SEGMENT;
+use super::{AgentRef, AgentSlab, IncarnationCx, IncarnationRef};
 use crate::ids::{CoopId, MboxId};
 use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
