@@ -48,15 +48,30 @@ struct Entry {
     live_agents: u32,
     agents: Agents,
     status: Status,
-    listeners: Box<[DeregListener]>,
     panic_reaction: PanicReaction,
+    /// What few coops have: deregistration listeners, a supervisor (one box, absent for
+    /// most: the entry stays 72 bytes).
+    rare: Option<Box<RareEntry>>,
+}
+
+/// The parts of a coop's entry that few coops have.
+#[derive(Default)]
+struct RareEntry {
+    listeners: Vec<DeregListener>,
     /// What its supervisor publishes, if it supervises.
     supervisor: Option<Arc<SupervisorShared>>,
 }
 
+// Every registered coop has one (a tree of 10^6 coops of one agent each holds 10^6).
+const _: () = assert!(std::mem::size_of::<Entry>() <= 72);
+
 impl Entry {
     fn has_children(&self) -> bool {
         self.first_child != NO_SLOT
+    }
+
+    fn supervisor(&self) -> Option<&Arc<SupervisorShared>> {
+        self.rare.as_ref()?.supervisor.as_ref()
     }
 }
 
@@ -201,12 +216,12 @@ impl Registry {
             parent: e.parent,
             live_agents: e.live_agents as usize,
             deregistering: !matches!(e.status, Status::Registered),
-            supervisor: e.supervisor.as_deref(),
+            supervisor: e.supervisor().map(|s| &**s),
         })
     }
 
     pub(crate) fn supervisor_of(&self, id: CoopId) -> Option<&Arc<SupervisorShared>> {
-        self.coops.get(id)?.supervisor.as_ref()
+        self.coops.get(id)?.supervisor()
     }
 
     /// `watcher` watches the agent of `target`; returns the watch and, if the agent is already
@@ -280,9 +295,13 @@ impl Registry {
             live_agents,
             agents,
             status: Status::Registered,
-            listeners: listeners.into_boxed_slice(),
             panic_reaction,
-            supervisor,
+            rare: (!listeners.is_empty() || supervisor.is_some()).then(|| {
+                Box::new(RareEntry {
+                    listeners,
+                    supervisor,
+                })
+            }),
         });
         if let Some(p) = parent {
             self.link_child(p, id);
@@ -300,9 +319,11 @@ impl Registry {
         let Some(entry) = self.coops.get_mut(id) else {
             return Err(listener);
         };
-        let mut listeners = std::mem::take(&mut entry.listeners).into_vec();
-        listeners.push(listener);
-        entry.listeners = listeners.into_boxed_slice();
+        entry
+            .rare
+            .get_or_insert_with(Box::default)
+            .listeners
+            .push(listener);
         Ok(())
     }
 
@@ -418,9 +439,11 @@ impl Registry {
             self.watches
                 .fire(WatchTarget::Coop(c), reason.into(), &mut actions.terminated);
             tracing::debug!(coop = %c, ?reason, "coop deregistered");
-            if !e.listeners.is_empty() {
+            if let Some(rare) = e.rare
+                && !rare.listeners.is_empty()
+            {
                 let event = CoopDeregistered { coop: c, reason };
-                actions.notify.push((e.listeners.into_vec(), event));
+                actions.notify.push((rare.listeners, event));
             }
             let Some(p) = e.parent else { continue };
             let Some(pe) = self.coops.get_mut(p) else {
