@@ -304,14 +304,14 @@ impl<A: Agent> AgentCell<A> {
             gate: NOT_STARTED,
             handlers,
             initial,
-            extras: (!hooks.is_empty()).then(|| {
+            extras: (!hooks.is_empty() || restart.is_some()).then(|| {
                 Box::new(Extras {
                     hooks,
+                    restart,
                     ..Extras::default()
                 })
             }),
             panic_reaction: PanicReaction::Ignore,
-            restart,
             lease: None,
             starting: Starting::Defined {
                 priority,
@@ -462,8 +462,6 @@ pub(super) struct AgentCell<A: Agent> {
     /// What few agents use (`None` for most: it keeps the cell small).
     extras: Option<Box<Extras<A>>>,
     panic_reaction: PanicReaction,
-    /// A supervised agent's factory and deferred messages.
-    restart: Option<Box<Restartable<A>>>,
     /// Keeps its dispatcher alive (`None` only before [`DefinedAgent::attach`]).
     lease: Option<Lease>,
     /// Where it is in its start (`HELD` while `Holding`).
@@ -481,17 +479,20 @@ struct SizeProbe;
 
 impl Agent for SizeProbe {}
 
-// Every agent has one, boxed: 136 bytes and the agent's value, so that a 16-byte agent fits a
-// 160-byte chunk of glibc's malloc (a field more crosses into the next chunk size).
-const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 136);
+// Every agent has one, boxed: 128 bytes and the agent's value, so that an agent of up to 24
+// bytes fits a 160-byte chunk of glibc's malloc, one of 40 a 176-byte chunk.
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 128);
 
-/// The parts of a cell that only some agents use: state hooks, state time limits, multi-mbox
-/// subscriptions, observation, messages held until its coop has started. Boxed in the cell,
-/// made by the definition (hooks), the registration (time limits, subscriptions,
-/// observation) or the first message held; an agent that uses none of them has none.
-struct Extras<A> {
+/// The parts of a cell that only some agents use: state hooks, a supervised agent's factory,
+/// state time limits, multi-mbox subscriptions, observation, messages held until its coop has
+/// started. Boxed in the cell, made by the definition (hooks, supervision), the registration
+/// (time limits, subscriptions, observation) or the first message held; an agent that uses
+/// none of them has none.
+struct Extras<A: Agent> {
     /// Its state hooks, indexed by its layout (`ctx.layout`).
     hooks: Vec<Hook<A>>,
+    /// A supervised agent's factory and deferred messages.
+    restart: Option<Box<Restartable<A>>>,
     /// Visits of time-limited states so far (a stale expiry of an earlier visit is ignored).
     limit_epoch: u64,
     limit_timers: Vec<ActiveLimit>,
@@ -503,10 +504,11 @@ struct Extras<A> {
 }
 
 // Not derived: a derive would ask `A: Default`.
-impl<A> Default for Extras<A> {
+impl<A: Agent> Default for Extras<A> {
     fn default() -> Self {
         Extras {
             hooks: Vec::new(),
+            restart: None,
             limit_epoch: 0,
             limit_timers: Vec::new(),
             multi: Vec::new(),
@@ -517,7 +519,7 @@ impl<A> Default for Extras<A> {
 }
 
 /// Hook `index` of the agent whose extras are `extras` (its layout names only hooks it has).
-fn hook<A>(extras: &Option<Box<Extras<A>>>, index: usize) -> &Hook<A> {
+fn hook<A: Agent>(extras: &Option<Box<Extras<A>>>, index: usize) -> &Hook<A> {
     &extras
         .as_deref()
         .expect("invariant: a layout names hooks its agent has")
@@ -703,8 +705,9 @@ impl<A: Agent> AgentCell<A> {
     /// Keeps a message for the next incarnation (a failed supervised agent).
     fn defer(&mut self, held: Held) {
         let restart = self
-            .restart
+            .extras
             .as_mut()
+            .and_then(|x| x.restart.as_mut())
             .expect("invariant: only supervised agents fail");
         restart.defer(self.ctx.mbox.shared(), self.ctx.id, held);
     }
@@ -823,7 +826,7 @@ impl<A: Agent> AgentCell<A> {
             .shared()
             .binding()
             .and_then(|b| b.supervisor())
-            .filter(|_| self.restart.is_some());
+            .filter(|_| self.extras.as_ref().is_some_and(|x| x.restart.is_some()));
         match link {
             Some(link) => {
                 link.report_failure(self.ctx.id);
@@ -1124,12 +1127,16 @@ impl<A: Agent> AgentCell<A> {
         let AgentCell {
             agent,
             ctx,
-            restart,
             lease,
             extras,
             ..
         } = self;
-        let (mut observe, multi) = extras.map_or_else(Default::default, |x| (x.observe, x.multi));
+        let Extras {
+            restart,
+            mut observe,
+            multi,
+            ..
+        } = *extras.expect("invariant: a supervised agent has extras (its factory)");
         // Kept by the bit, not the extras (a timed-only agent has none).
         observe.time_handlers |= timed;
         if catch_unwind(AssertUnwindSafe(move || drop(agent))).is_err() {
@@ -1207,7 +1214,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         };
         let held = self.settle();
         drop_all(&shared, self.ctx.id, held, why);
-        if let Some(restart) = &mut self.restart {
+        if let Some(restart) = self.extras.as_mut().and_then(|x| x.restart.as_mut()) {
             let deferred = std::mem::take(&mut restart.deferred);
             drop_all(
                 &shared,
