@@ -29,6 +29,8 @@ struct Hold;
 struct Report;
 /// Published on the topic (subscribed at `P7`).
 struct Alert(u32);
+/// Asks the agent to send itself `n` `Low`s, then a `High`, then `Report` (default priority).
+struct FloodSelf(u32);
 
 /// Logs what it handles, in order; reports the log on `Report` and from `on_finish`.
 struct Recorder {
@@ -72,7 +74,16 @@ impl Agent for Recorder {
         })?
         .on(|r: &mut Recorder, _: &mut Ctx<Recorder>, _: Report| {
             let _ = r.out.send(std::mem::take(&mut r.log));
-        })?;
+        })?
+        .on(
+            |_: &mut Recorder, ctx: &mut Ctx<Recorder>, FloodSelf(n): FloodSelf| {
+                for i in 0..n {
+                    ctx.mbox().send(Low(i));
+                }
+                ctx.mbox().send(High(0));
+                ctx.mbox().send(Report);
+            },
+        )?;
         if let Some(topic) = self.topic.clone() {
             def.from(&topic).event_priority(Priority::P7).on(
                 |r: &mut Recorder, _: &mut Ctx<Recorder>, a: Arc<Alert>| {
@@ -162,6 +173,42 @@ fn raised_messages_overtake_queued_lower_ones_on_every_dispatcher() {
 }
 
 #[test]
+fn a_raised_message_overtakes_a_backlog_longer_than_a_batch_on_every_dispatcher() {
+    // More queued than a dispatcher moves from its cross-thread part at once (256): the
+    // raised message still comes first.
+    const N: u32 = 1_000;
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let r = held(h, &disp.binder(0), |_| {});
+        for i in 0..N {
+            r.mbox.send(Low(i));
+        }
+        r.mbox.send(High(0));
+        r.mbox.send(Report);
+        r.key.open();
+        assert_high_then_lows(&recv(&r.out), N, disp.name);
+        h.stop();
+        common::run_env(env);
+    });
+}
+
+#[test]
+fn a_raised_message_an_agent_sends_itself_overtakes_its_own_long_backlog_on_every_dispatcher() {
+    // The backlog is in the queue the agent's worker serves while it runs the handler that
+    // makes it (the local part on the one-thread dispatchers, the agent's queue on a pool).
+    const N: u32 = 1_000;
+    common::on_every_dispatcher(env, |env, disp| {
+        let h = env.handle();
+        let (out_tx, out) = mpsc::channel();
+        let (recorder, _) = register(h, Recorder::new(None, out_tx), &disp.binder(0));
+        recorder.send(FloodSelf(N));
+        assert_high_then_lows(&recv(&out), N, disp.name);
+        h.stop();
+        common::run_env(env);
+    });
+}
+
+#[test]
 fn senders_on_the_agents_own_thread_are_ordered_by_priority_too() {
     /// Sends the mix to the recorder from a handler (the dispatcher's own thread on the
     /// one-thread dispatchers: the worker's local queue).
@@ -206,6 +253,18 @@ fn senders_on_the_agents_own_thread_are_ordered_by_priority_too() {
         h.stop();
         common::run_env(env);
     });
+}
+
+/// `high 0`, then `low 0` to `low n - 1` in order.
+fn assert_high_then_lows(log: &[String], n: u32, on: &str) {
+    let high = log.iter().position(|e| e == "high 0");
+    assert_eq!(high, Some(0), "high 0 handled first on {on}");
+    assert_eq!(
+        numbers_of(log, "low"),
+        (0..n).collect::<Vec<_>>(),
+        "on {on}"
+    );
+    assert_eq!(log.len(), n as usize + 1, "on {on}");
 }
 
 /// The numbers of the `kind` entries of a log, in log order.

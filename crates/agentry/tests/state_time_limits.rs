@@ -97,6 +97,9 @@ fn the_limit_switches_state_when_it_expires_and_not_before() {
         .run_scenario(scenario, secs(60))
         .expect("the door closes at 10 s");
     assert_eq!(report.completed_at("closes itself"), Some(secs(10)));
+    // The expiry reaches the door as a message to its own mbox: `Open` and the expiry.
+    let stats = door.stats();
+    assert_eq!((stats.handled, stats.unhandled), (2, 0));
     assert_eq!(visits(&mut env, &door), ["closed", "open", "closed"]);
     assert_eq!(
         env.handle().stats().timers,

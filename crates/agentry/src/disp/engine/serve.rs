@@ -101,12 +101,15 @@ impl Server {
         None
     }
 
-    /// Moves what other threads sent into each lane's local part. A finish demand found here
-    /// has passed the remote part: it may run when its turn comes in the local part.
+    /// Moves what other threads sent into each lane's local part: all that was queued when
+    /// it began (however long the backlog, so that a raised demand is served before every
+    /// lower one queued before it; the count read first bounds the move against producers
+    /// pushing meanwhile). A finish demand found here has passed the remote part: it may run
+    /// when its turn comes in the local part.
     pub(crate) fn pull_remote(&mut self) -> bool {
         let mut worked = false;
         for lane in 0..self.lanes() {
-            for _ in 0..BATCH {
+            for _ in 0..self.remote_len(lane) {
                 let Some(mut demand) = self.pop_remote(lane) else {
                     break;
                 };

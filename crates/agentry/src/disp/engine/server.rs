@@ -86,6 +86,12 @@ impl Server {
         unsafe { self.queue.lanes[lane].remote.pop() }
     }
 
+    /// Demands other threads queued in `lane` (those whose push is still in progress
+    /// included).
+    pub(super) fn remote_len(&self, lane: usize) -> usize {
+        self.queue.lanes[lane].remote.len()
+    }
+
     /// Queues `demand` at the back of `lane`'s cross-thread part.
     #[inline(always)]
     pub(super) fn push_remote(&mut self, lane: usize, demand: Demand) {

@@ -25,9 +25,6 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Demands moved from the MPSC queue into `sorted` per pop, at most.
-const SORT_BATCH: usize = 256;
-
 /// Demands of one agent (or coop) plus its run state (`sync/run_state.rs`): a pool thread
 /// runs it only while it holds it, so its agents never run on two threads at once.
 ///
@@ -190,7 +187,11 @@ impl Running<'_> {
             return self.take();
         }
         let sorted = sorted.get_or_insert_with(Box::default);
-        for _ in 0..SORT_BATCH {
+        // Everything queued when this pop began joins `sorted` first, however long the
+        // backlog: a raised demand is taken before every lower one queued before it. The
+        // count read first bounds the move, so producers pushing meanwhile cannot keep it
+        // going; each demand is moved once.
+        for _ in 0..queue.demands.len() {
             match self.take() {
                 Some(demand) => sorted.push(demand),
                 None => break,

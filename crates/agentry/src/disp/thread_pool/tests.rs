@@ -68,7 +68,7 @@ fn pop(running: &mut Running<'_>) -> Option<(u32, u8)> {
 
 #[test]
 fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once() {
-    // Fewer than one sorting batch (`SORT_BATCH`): one pop sorts everything waiting.
+    // One pop sorts everything waiting (however many: `disp_event_priorities.rs`).
     const N: u32 = 40;
     let pool = pool();
     let marker = Arc::new(());
