@@ -518,6 +518,12 @@ impl<A: Agent> Default for Extras<A> {
     }
 }
 
+/// The factory and deferred messages of the supervised agent whose extras are `extras` (`None`
+/// for an agent that is not supervised).
+fn restartable<A: Agent>(extras: &mut Option<Box<Extras<A>>>) -> Option<&mut Restartable<A>> {
+    extras.as_mut()?.restart.as_deref_mut()
+}
+
 /// Hook `index` of the agent whose extras are `extras` (its layout names only hooks it has).
 fn hook<A: Agent>(extras: &Option<Box<Extras<A>>>, index: usize) -> &Hook<A> {
     &extras
@@ -704,11 +710,8 @@ impl<A: Agent> AgentCell<A> {
 
     /// Keeps a message for the next incarnation (a failed supervised agent).
     fn defer(&mut self, held: Held) {
-        let restart = self
-            .extras
-            .as_mut()
-            .and_then(|x| x.restart.as_mut())
-            .expect("invariant: only supervised agents fail");
+        let restart =
+            restartable(&mut self.extras).expect("invariant: only supervised agents fail");
         restart.defer(self.ctx.mbox.shared(), self.ctx.id, held);
     }
 
@@ -1214,7 +1217,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         };
         let held = self.settle();
         drop_all(&shared, self.ctx.id, held, why);
-        if let Some(restart) = self.extras.as_mut().and_then(|x| x.restart.as_mut()) {
+        if let Some(restart) = restartable(&mut self.extras) {
             let deferred = std::mem::take(&mut restart.deferred);
             drop_all(
                 &shared,
