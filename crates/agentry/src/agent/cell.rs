@@ -270,7 +270,7 @@ impl<A: Agent> AgentCell<A> {
         } = def;
         let (layout, handlers) = match table.take_expected(&states) {
             // The definition declared its type's cached layout: nothing was built.
-            Some(layout) => (layout, table.into_handlers()),
+            Some(layout) => (layout, table.into_handlers(me.shared().class())),
             None => {
                 let (handler_layout, handlers) = table.finish(&states);
                 let class = me.shared().class();

@@ -1,6 +1,7 @@
 //! `Define<A>`: an agent describes itself (states, subscriptions, limits) at registration.
 
-use super::handlers::{HandlerTable, TypedHandler};
+use super::handlers::HandlerTable;
+use super::handlers::shared::{NewHandler, Sharing};
 use super::layout::AgentLayout;
 use super::protocol::{self, Protocol};
 use super::state::{Hook, State, StateTree};
@@ -81,14 +82,15 @@ impl<A: Agent> Define<A> {
     /// which its handler table is compared with as it goes (`HandlerTable::expecting`).
     pub(crate) fn new(me: Mbox, expected: Option<Arc<AgentLayout>>) -> Self {
         let own = me.id();
+        let table = match expected {
+            Some(layout) => HandlerTable::expecting(own, layout, Sharing::of(me.shared().class())),
+            None => HandlerTable::new(own),
+        };
         Define {
             me,
             states: StateTree::new(),
             hooks: Vec::new(),
-            table: match expected {
-                Some(layout) => HandlerTable::expecting(own, layout),
-                None => HandlerTable::new(own),
-            },
+            table,
             insend: InsendTable::default(),
             event_priorities: EventPriorities::default(),
             limits: Vec::new(),
@@ -382,7 +384,7 @@ impl<A: Agent> Define<A> {
             TypeId::of::<M>(),
             std::any::type_name::<M>(),
             states,
-            Box::new(TypedHandler::new(handler)),
+            NewHandler::typed(handler),
             &self.states,
         )
     }

@@ -5,7 +5,9 @@
 //! subscribed to and, per pair and state, the index of the handler that runs) is plain data,
 //! the same for every agent whose definition produced it, and shared by them
 //! (`agent/layout.rs`); the agent's own mbox appears in it as [`Source::Own`]. The handlers
-//! themselves ([`Handlers`]) are the agent's own: closures may capture per-agent data.
+//! themselves ([`Handlers`]) are the agent's own: closures may capture per-agent data. Those
+//! that capture nothing are the same for every agent of the type and kept once for it, when
+//! two or more (`handlers/shared.rs`).
 //!
 //! Lookup is an index, not a search: the layout hashes the message's type id into a small
 //! table (a multiplier chosen when the layout is built, so that the subscribed types do not
@@ -28,15 +30,18 @@
 //!   slots and rows stay hot in the cache whichever agent of the type runs, and an idle agent
 //!   does not pay the bytes of a cache per agent (an earlier 2-entry cache of fat pointers
 //!   cost 96 bytes an agent).
-//! - A found handler is a plain borrow of the agent's own [`Handlers`], disjoint from the
-//!   agent and its context, which the handler takes mutably.
+//! - A found handler is a plain borrow of the agent's own [`Handlers`] (or of its type's
+//!   shared set, which they hold), disjoint from the agent and its context, which the handler
+//!   takes mutably.
 
 use super::Ctx;
 use super::layout::AgentLayout;
 use super::state::{State, StateTree};
 use crate::error::DefineError;
 use crate::ids::MboxId;
+use crate::mbox::class::AgentClass;
 use crate::message::payload::Lent;
+use shared::{Folded, NewHandler, SharedHandler, Sharing};
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -212,6 +217,9 @@ pub(crate) struct HandlerTable<A: 'static> {
     /// The layout the declarations so far match, and how far.
     expected: Option<Expected>,
     handlers: Building<A>,
+    /// What the type's class decided about sharing handlers (`shared.rs`), for a definition
+    /// that declares the expected layout; taken by the first handler declared.
+    sharing: Sharing<A>,
 }
 
 /// How far a definition matches the layout it expects ([`HandlerTable::expecting`]).
@@ -221,12 +229,17 @@ struct Expected {
     declared: usize,
 }
 
-/// The handler closures as a definition declares them: the first alone, so that a single
-/// handler (most agents) needs no vector.
+/// The handlers as a definition declares them, in order: the first alone, so that a single
+/// handler (most agents) needs no vector; or, while they are its type's shared set's, folded
+/// into it (`shared.rs`), so that they need none either.
 enum Building<A: 'static> {
     None,
     One(Box<dyn ErasedHandler<A>>),
     Many(Vec<Box<dyn ErasedHandler<A>>>),
+    /// Each declared handler so far is of the kind of the shared set's at its index.
+    Folded(Folded<A>),
+    /// Declared by an agent that decides its type's sharing: with their kinds.
+    Deciding(Vec<NewHandler<A>>),
 }
 
 impl<A> Building<A> {
@@ -235,26 +248,57 @@ impl<A> Building<A> {
             Building::None => 0,
             Building::One(_) => 1,
             Building::Many(many) => many.len(),
+            Building::Folded(folded) => folded.len(),
+            Building::Deciding(all) => all.len(),
         }
     }
 
-    fn push(&mut self, handler: Box<dyn ErasedHandler<A>>) {
+    /// Adds `handler`, declared next; the first one takes `sharing` (its type's decision),
+    /// which decides how they are all kept.
+    fn push(&mut self, handler: NewHandler<A>, sharing: &mut Sharing<A>) {
         *self = match std::mem::replace(self, Building::None) {
-            Building::None => Building::One(handler),
-            Building::One(first) => Building::Many(vec![first, handler]),
+            Building::None => match std::mem::replace(sharing, Sharing::Never) {
+                Sharing::Set(set) => match Folded::start(set, handler) {
+                    Ok(folded) => Building::Folded(folded),
+                    Err(handler) => Building::One(handler.handler),
+                },
+                Sharing::Undecided => Building::Deciding(vec![handler]),
+                Sharing::Never => Building::One(handler.handler),
+            },
+            Building::One(first) => Building::Many(vec![first, handler.handler]),
             Building::Many(mut many) => {
-                many.push(handler);
+                many.push(handler.handler);
                 Building::Many(many)
+            }
+            Building::Folded(mut folded) => match folded.push(handler) {
+                Ok(()) => Building::Folded(folded),
+                Err(handler) => {
+                    let mut many: Vec<_> = folded.revive().collect();
+                    many.push(handler.handler);
+                    Building::Many(many)
+                }
+            },
+            Building::Deciding(mut all) => {
+                all.push(handler);
+                Building::Deciding(all)
             }
         };
     }
 
+    /// The handlers as the agent's own: one inline, any other number in a boxed slice.
     fn stored(self) -> Stored<A> {
-        match self {
-            Building::None => Stored::Many(Box::default()),
-            Building::One(one) => Stored::One(one),
-            Building::Many(many) => Stored::Many(many.into_boxed_slice()),
+        let many: Vec<_> = match self {
+            Building::None => Vec::new(),
+            Building::One(one) => return Stored::One(one),
+            Building::Many(many) => many,
+            Building::Folded(folded) => folded.revive().collect(),
+            Building::Deciding(all) => all.into_iter().map(|h| h.handler).collect(),
+        };
+        if many.len() == 1 {
+            let one = many.into_iter().next().expect("one handler");
+            return Stored::One(one);
         }
+        Stored::Many(many.into_boxed_slice())
     }
 }
 
@@ -267,18 +311,21 @@ impl<A> HandlerTable<A> {
             declared: Vec::new(),
             expected: None,
             handlers: Building::None,
+            sharing: Sharing::Never,
         }
     }
 
     /// An empty table that expects its definition to declare `layout`'s handlers (its type's
-    /// cached layout, `agent/layout.rs`): see the type's docs.
-    pub(crate) fn expecting(own: MboxId, layout: Arc<AgentLayout>) -> Self {
+    /// cached layout, `agent/layout.rs`), with its class's decision on sharing handlers: see
+    /// the type's docs.
+    pub(crate) fn expecting(own: MboxId, layout: Arc<AgentLayout>, sharing: Sharing<A>) -> Self {
         HandlerTable {
             expected: Some(Expected {
                 layout,
                 keys: 0,
                 declared: 0,
             }),
+            sharing,
             ..HandlerTable::new(own)
         }
     }
@@ -341,7 +388,7 @@ impl<A> HandlerTable<A> {
         type_id: TypeId,
         type_name: &'static str,
         states: &[State],
-        handler: Box<dyn ErasedHandler<A>>,
+        handler: NewHandler<A>,
         tree: &StateTree,
     ) -> Result<(), DefineError> {
         let key = Key {
@@ -372,7 +419,7 @@ impl<A> HandlerTable<A> {
         let pair = u32::try_from(pair).expect("invariant: fewer than 2^32 subscriptions");
         let handler_index =
             u32::try_from(self.handlers.len()).expect("invariant: fewer than 2^32 handlers");
-        self.handlers.push(handler);
+        self.handlers.push(handler, &mut self.sharing);
         for &state in states {
             self.push_declared(Declared {
                 pair,
@@ -412,11 +459,26 @@ impl<A> HandlerTable<A> {
     }
 
     /// The agent's handlers, indexed by the layout [`take_expected`](Self::take_expected)
-    /// gave.
-    pub(crate) fn into_handlers(self) -> Handlers<A> {
+    /// gave: its type's shared set if they are the set's handlers, or if they are the first
+    /// to decide for `class` (the class of `A`) and worth sharing (`shared.rs`).
+    pub(crate) fn into_handlers(self, class: &AgentClass) -> Handlers<A> {
+        let handlers = match self.handlers {
+            Building::Folded(folded) => match folded.complete() {
+                Ok(set) => Stored::Shared(set),
+                Err(folded) => Building::Folded(folded).stored(),
+            },
+            Building::Deciding(all) if shared::worth_sharing(&all) => {
+                Stored::Shared(shared::publish(class, all))
+            }
+            Building::Deciding(all) => {
+                shared::decline(class);
+                Building::Deciding(all).stored()
+            }
+            building => building.stored(),
+        };
         Handlers {
             own: self.own,
-            handlers: self.handlers.stored(),
+            handlers,
         }
     }
 
@@ -430,6 +492,7 @@ impl<A> HandlerTable<A> {
             declared,
             expected: _,
             handlers,
+            sharing: _,
         } = self;
         let mut rows = Vec::with_capacity(keys.len() * states.len());
         for pair in 0..keys.len() {
@@ -540,9 +603,11 @@ pub(crate) struct Handlers<A: 'static> {
 }
 
 /// An agent's handler closures: one (most agents) inline, where a boxed slice would be one
-/// more allocation kept per agent; any other number in a boxed slice.
+/// more allocation kept per agent; its type's shared set (`shared.rs`); any other number in a
+/// boxed slice.
 enum Stored<A: 'static> {
     One(Box<dyn ErasedHandler<A>>),
+    Shared(Arc<[SharedHandler<A>]>),
     Many(Box<[Box<dyn ErasedHandler<A>>]>),
 }
 
@@ -560,10 +625,13 @@ impl<A> Handlers<A> {
         let index = layout.find(Source::of(source, self.own), type_id, state)?;
         match &self.handlers {
             Stored::One(one) => (index == 0).then_some(one.as_ref()),
+            Stored::Shared(set) => set.get(index).map(|shared| shared.handler.as_ref()),
             Stored::Many(many) => many.get(index).map(AsRef::as_ref),
         }
     }
 }
+
+pub(crate) mod shared;
 
 #[cfg(test)]
 mod tests;

@@ -1,15 +1,15 @@
 //! An agent's class: what every agent of one type in one environment shares, kept once per
 //! type instead of once per agent — its type's name, the environment's counters, the
 //! environment itself (as an [`AgentHost`]), the final counts of its agents that are gone,
-//! its agents' layout and where their state names are.
+//! its agents' layout, their shared handler closures and where their state names are.
 //!
 //! # Ground rules
 //!
 //! - A class is made the first time an agent of its type is added to a coop of the
 //!   environment ([`AgentClasses::of`]) and lives as long as the environment or an agent of it
 //!   (each agent's shared part holds it): it is never changed after it is made, except for its
-//!   retired totals, which an agent's counts join as its shared part drops, and its layout
-//!   and state names, set once by the first agent that needs them.
+//!   retired totals, which an agent's counts join as its shared part drops, and its layout,
+//!   shared handlers and state names, set once by the first agent that needs them.
 //! - It holds the environment weakly, as the binding did before it: a direct mbox kept past
 //!   its environment keeps the counters alive, not the environment.
 //! - The environment's map is read once per coop builder and agent type (the builder keeps the
@@ -43,6 +43,10 @@ pub(crate) struct AgentClass {
     /// agents' layer downcasts this to: the mboxes do not name it), shared by every agent of
     /// the type whose definition declares the same.
     pub(crate) layout: OnceLock<Arc<dyn Any + Send + Sync>>,
+    /// Whether its agents share their handler closures, and the set they share if they do
+    /// (`agent/handlers/shared.rs`, which the agents' layer downcasts this to): decided once,
+    /// by the first agent whose definition declares the cached layout.
+    pub(crate) handlers: OnceLock<Option<Box<dyn Any + Send + Sync>>>,
 }
 
 impl AgentClass {
@@ -61,6 +65,7 @@ impl AgentClass {
             retired: Mutex::default(),
             state_names: StateNamesOf::default(),
             layout: OnceLock::new(),
+            handlers: OnceLock::new(),
         })
     }
 

@@ -210,9 +210,9 @@ fn table_of(own: crate::ids::MboxId, types: &[std::any::TypeId]) -> super::Handl
     let mut table = super::HandlerTable::new(own);
     for &t in types {
         let handler =
-            super::TypedHandler::<Small, _>::new(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
+            super::NewHandler::typed::<Small, _>(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
         table
-            .add(own, t, "t", &[State::DEFAULT], Box::new(handler), &tree)
+            .add(own, t, "t", &[State::DEFAULT], handler, &tree)
             .expect("a first subscription of each type");
     }
     table
@@ -259,14 +259,14 @@ fn add_kind<const N: usize>(
     states: &[State],
     tree: &super::super::state::StateTree,
 ) {
-    let handler = super::TypedHandler::new(|_: &mut Table, _: &mut Ctx<Table>, _: Msg<N>| {});
+    let handler = super::NewHandler::typed(|_: &mut Table, _: &mut Ctx<Table>, _: Msg<N>| {});
     table
         .add(
             source,
             std::any::TypeId::of::<Msg<N>>(),
             "Msg",
             states,
-            Box::new(handler),
+            handler,
             tree,
         )
         .expect("added");
@@ -374,4 +374,188 @@ fn the_chosen_multiplier_keeps_keys_apart_in_a_small_table() {
             }
         }
     }
+}
+
+/// The handlers of an agent of `class`'s type (`Tabled`) whose definition declares the cached
+/// `layout` (one handler per type in `types`, in the default state), each made by `handler`.
+fn declared_as_cached(
+    class: &crate::mbox::class::AgentClass,
+    layout: &Arc<crate::agent::layout::AgentLayout>,
+    types: &[std::any::TypeId],
+    handler: impl Fn() -> super::NewHandler<Tabled>,
+) -> super::Handlers<Tabled> {
+    let own = crate::ids::MboxId::next();
+    let tree = crate::agent::state::StateTree::new();
+    let sharing = super::Sharing::of(class);
+    let mut table = super::HandlerTable::expecting(own, Arc::clone(layout), sharing);
+    for &t in types {
+        table
+            .add(own, t, "t", &[State::DEFAULT], handler(), &tree)
+            .expect("a first subscription of each type");
+    }
+    assert!(table.take_expected(&tree).is_some(), "the cached layout");
+    table.into_handlers(class)
+}
+
+#[test]
+fn capture_free_handlers_are_shared_by_the_agents_of_a_type_that_declare_the_same_ones() {
+    use super::Stored;
+    use crate::mbox::class::AgentClass;
+    use std::any::TypeId;
+    let class = || {
+        AgentClass::new::<Tabled>(
+            "Tabled",
+            Arc::new(crate::stats::EnvCounters::new(None, None)),
+            std::sync::Weak::<crate::env::EnvInner>::new(),
+        )
+    };
+    let tree = crate::agent::state::StateTree::new();
+    let layout_of = |types: &[TypeId]| {
+        let (handlers, _) = table_of(crate::ids::MboxId::next(), types).finish(&tree);
+        Arc::new(crate::agent::layout::AgentLayout::new(
+            crate::agent::state::StateTree::new(),
+            handlers,
+        ))
+    };
+    let types = [TypeId::of::<Small>(), TypeId::of::<Big>()];
+    let layout = layout_of(&types);
+    let plain =
+        || super::NewHandler::typed::<Small, _>(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
+    let other =
+        || super::NewHandler::typed::<Small, _>(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
+    let set = |h: &super::Handlers<Tabled>| match &h.handlers {
+        Stored::Shared(set) => Some(Arc::clone(set)),
+        _ => None,
+    };
+
+    // The first agent that declares the cached layout publishes its handlers; the next ones
+    // with the same closure types use the same set.
+    let shares = class();
+    let first = declared_as_cached(&shares, &layout, &types, plain);
+    let second = declared_as_cached(&shares, &layout, &types, plain);
+    let (a, b) = (set(&first).expect("shared"), set(&second).expect("shared"));
+    assert!(Arc::ptr_eq(&a, &b));
+    assert_eq!(a.len(), 2);
+    for (handlers, t) in [(&first, types[0]), (&second, types[1])] {
+        assert!(
+            handlers
+                .lookup(&layout.handlers, handlers.own, t, State::DEFAULT)
+                .is_some()
+        );
+    }
+    // Another closure type at the same index, in the same layout: its own handlers.
+    let differs = declared_as_cached(&shares, &layout, &types, other);
+    assert!(matches!(&differs.handlers, Stored::Many(many) if many.len() == 2));
+
+    // A handler that captures something: the type shares none, from then on.
+    let captures = class();
+    let data = Arc::new(AtomicUsize::new(0));
+    let capturing = || {
+        let data = Arc::clone(&data);
+        super::NewHandler::typed::<Small, _>(move |_: &mut Tabled, _: &mut Ctx<Tabled>, _| {
+            data.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    let own = declared_as_cached(&captures, &layout, &types, capturing);
+    assert!(matches!(&own.handlers, Stored::Many(many) if many.len() == 2));
+    let later = declared_as_cached(&captures, &layout, &types, plain);
+    assert!(set(&later).is_none());
+
+    // One handler: kept inline, never shared.
+    let single = class();
+    let layout = layout_of(&types[..1]);
+    for _ in 0..2 {
+        let one = declared_as_cached(&single, &layout, &types[..1], plain);
+        assert!(matches!(&one.handlers, Stored::One(_)));
+    }
+}
+
+/// An agent whose handlers capture nothing (variants 0 and 1: functions and a closure) or
+/// something (variant 2), each declaring the same layout: `Ping`, then `Go`; variant 3
+/// declares variant 0's first handler only (another layout).
+struct Twin {
+    variant: u8,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Agent for Twin {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        match self.variant {
+            0 => {
+                def.on(Twin::on_ping)?.on(Twin::on_go)?;
+            }
+            1 => {
+                // The same first handler as variant 0's, then another.
+                def.on(Twin::on_ping)?
+                    .on(|t: &mut Twin, _: &mut Ctx<Twin>, Go(_)| t.note("own go"))?;
+            }
+            3 => {
+                def.on(Twin::on_ping)?;
+            }
+            _ => {
+                let tag = format!("captured {}", self.variant);
+                def.on(move |t: &mut Twin, _: &mut Ctx<Twin>, Ping| t.note(&tag))?
+                    .on(Twin::on_go)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Twin {
+    fn note(&self, what: &str) {
+        self.log.lock().push(format!("{} {what}", self.variant));
+    }
+
+    fn on_ping(&mut self, _: &mut Ctx<Self>, _: Ping) {
+        self.note("ping");
+    }
+
+    fn on_go(&mut self, _: &mut Ctx<Self>, _: Go) {
+        self.note("go");
+    }
+}
+
+#[test]
+fn agents_sharing_their_types_handlers_or_reviving_their_own_each_run_what_they_declared() {
+    let mut env = TestEnv::new().expect("test env");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    // The first builds the layout, the second decides (variant 0's handlers are shared), the
+    // next variant-0 agents use the set; variant 1 folds its first handler, then reads it
+    // back at its second; variant 2 captures; variant 3 folds its only handler, then reads
+    // it back as it ends with another layout.
+    let agents: Vec<_> = [0, 0, 0, 1, 2, 3, 0]
+        .into_iter()
+        .map(|variant| {
+            let twin = Twin {
+                variant,
+                log: Arc::clone(&log),
+            };
+            env.handle().register_agent(twin).expect("registered")
+        })
+        .collect();
+    for agent in &agents {
+        agent.send(Ping);
+        agent.send(Go(0));
+    }
+    env.run_until_idle().expect("idle");
+    let expected = [
+        "0 ping",
+        "0 go",
+        "0 ping",
+        "0 go",
+        "0 ping",
+        "0 go",
+        "1 ping",
+        "1 own go",
+        "2 captured 2",
+        "2 go",
+        "3 ping",
+        "0 ping",
+        "0 go",
+    ];
+    assert_eq!(*log.lock(), expected);
+    let stats = env.shutdown().expect("shut down");
+    // Variant 3's `Go`.
+    assert_eq!(stats.unhandled, 1);
 }

@@ -2,7 +2,8 @@
 
 use super::{AgentLayout, share};
 use crate::agent::Ctx;
-use crate::agent::handlers::{HandlerTable, TypedHandler};
+use crate::agent::handlers::HandlerTable;
+use crate::agent::handlers::shared::{NewHandler, Sharing};
 use crate::agent::state::{State, StateTree};
 use crate::ids::MboxId;
 use crate::mbox::class::AgentClass;
@@ -86,20 +87,13 @@ fn declared(
         states.add(Cow::Borrowed(*name), None).expect("state");
     }
     let mut table = match expected {
-        Some(layout) => HandlerTable::expecting(own, Arc::clone(layout)),
+        Some(layout) => HandlerTable::expecting(own, Arc::clone(layout), Sharing::Never),
         None => HandlerTable::new(own),
     };
     for &(type_id, in_states) in declarations {
-        let handler = TypedHandler::new(|_: &mut Agent, _: &mut Ctx<Agent>, _: Ping| {});
+        let handler = NewHandler::typed(|_: &mut Agent, _: &mut Ctx<Agent>, _: Ping| {});
         table
-            .add(
-                own,
-                type_id,
-                "message",
-                in_states,
-                Box::new(handler),
-                &states,
-            )
+            .add(own, type_id, "message", in_states, handler, &states)
             .expect("subscribe");
     }
     (table, states)
@@ -128,7 +122,7 @@ fn a_definition_that_declares_the_expected_layout_gets_it_without_building_one()
     let layout = table.take_expected(&states).expect("the same declarations");
     assert!(Arc::ptr_eq(&layout, &expected));
     // Its handlers are indexed as the layout says.
-    let handlers = table.into_handlers();
+    let handlers = table.into_handlers(&class::<Agent>());
     let found = |t, s| handlers.lookup(&layout.handlers, own, t, s).is_some();
     assert!(found(ping, State::DEFAULT) && found(ping, on) && found(pong, on));
     assert!(!found(pong, State::DEFAULT));
