@@ -185,19 +185,6 @@ pub(crate) struct SenderParts {
     pub(crate) panic_reaction: Option<PanicReaction>,
 }
 
-impl SenderParts {
-    /// The parts, boxed, or `None` if the definition declared none of them.
-    fn boxed(self) -> Option<Box<SenderParts>> {
-        let none = self.insend.is_empty()
-            && self.event_priorities.is_empty()
-            && self.limits.is_empty()
-            && !self.track_depth
-            && self.multi.is_empty()
-            && self.panic_reaction.is_none();
-        (!none).then(|| Box::new(self))
-    }
-}
-
 /// What the cell learns at registration commit.
 pub(crate) struct Attach {
     pub(crate) id: AgentId,
@@ -236,15 +223,13 @@ pub(crate) fn define_cell<A: Agent>(
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
     let (cell, sender) = AgentCell::defined(agent, def, restart, at);
-    Ok(Defined {
-        cell,
-        sender: sender.boxed(),
-    })
+    Ok(Defined { cell, sender })
 }
 
 impl<A: Agent> AgentCell<A> {
     /// The cell of `agent` as `def` defined it, placed `at`; its layout is shared through its
-    /// class (`agent/layout.rs`). Returns the parts of the definition that senders use apart. The
+    /// class (`agent/layout.rs`). Returns the parts of the definition that senders use apart,
+    /// boxed, or `None` if it declared none of them (nothing is moved or dropped for them). The
     /// cell runs nothing before [`attach`](DefinedAgent::attach)
     /// completes it (it has no id, lease or start ticket until then).
     pub(super) fn defined(
@@ -252,7 +237,7 @@ impl<A: Agent> AgentCell<A> {
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
         at: Placement,
-    ) -> (Box<Self>, SenderParts) {
+    ) -> (Box<Self>, Option<Box<SenderParts>>) {
         let Define {
             me,
             states,
@@ -278,16 +263,25 @@ impl<A: Agent> AgentCell<A> {
                 (layout, handlers)
             }
         };
-        let sender = SenderParts {
-            insend,
-            event_priorities,
-            limits,
-            track_depth,
-            multi,
-            // A supervised agent's failures go to its supervisor unless it says otherwise.
-            panic_reaction: panic_reaction
-                .or(restart.is_some().then_some(PanicReaction::Supervise)),
-        };
+        // A supervised agent's failures go to its supervisor unless it says otherwise.
+        let panic_reaction =
+            panic_reaction.or(restart.is_some().then_some(PanicReaction::Supervise));
+        let declared = !insend.is_empty()
+            || !event_priorities.is_empty()
+            || !limits.is_empty()
+            || track_depth
+            || !multi.is_empty()
+            || panic_reaction.is_some();
+        let sender = declared.then(|| {
+            Box::new(SenderParts {
+                insend,
+                event_priorities,
+                limits,
+                track_depth,
+                multi,
+                panic_reaction,
+            })
+        });
         let cell = Box::new(AgentCell {
             agent,
             ctx: Ctx {

@@ -251,13 +251,19 @@ impl EnvInner {
     ) {
         let DefinedEntry { defined, queue } = entry;
         let queue = queue.expect("invariant: every binding was prepared in phase 2");
-        let parts = defined.sender.map(|parts| *parts).unwrap_or_default();
-        let reaction = parts.panic_reaction.unwrap_or(coop_reaction);
-        let multi_keys = parts
-            .multi
-            .iter()
-            .map(|m| (m.mbox.clone(), m.type_id))
-            .collect();
+        // Most agents declare none of the parts that senders use: nothing to unpack for them.
+        let parts = defined.sender.map(|parts| *parts);
+        let reaction = parts
+            .as_ref()
+            .and_then(|parts| parts.panic_reaction)
+            .unwrap_or(coop_reaction);
+        let multi_keys = parts.as_ref().map_or_else(Vec::new, |parts| {
+            parts
+                .multi
+                .iter()
+                .map(|m| (m.mbox.clone(), m.type_id))
+                .collect()
+        });
         let cell = defined.cell;
         let shared = Arc::clone(cell.shared());
         // Timed by the env's setting or its definition: its cell's `TIMED` bit and its
@@ -279,21 +285,31 @@ impl EnvInner {
                 },
             })
         });
+        let propagation = self.counters.propagation.as_ref();
+        let queue_depth = self.config.queue_depth;
+        let (type_rules, limits, multi) = match parts {
+            Some(parts) => (
+                TypeRules::new(parts.insend, parts.event_priorities, propagation),
+                LimitTable::new(parts.limits, parts.track_depth || queue_depth),
+                parts.multi,
+            ),
+            None => (
+                TypeRules::new(Default::default(), Default::default(), propagation),
+                LimitTable::new(Vec::new(), queue_depth),
+                Vec::new(),
+            ),
+        };
         shared.bind(Binding::new(
             id,
             IncarnationRef::new(target),
             queue,
-            TypeRules::new(
-                parts.insend,
-                parts.event_priorities,
-                self.counters.propagation.as_ref(),
-            ),
+            type_rules,
             supervisor,
-            LimitTable::new(parts.limits, parts.track_depth || self.config.queue_depth),
+            limits,
             handler_timing,
             reaction,
         ));
-        for m in parts.multi {
+        for m in multi {
             m.mbox
                 .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
         }
