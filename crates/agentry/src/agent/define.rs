@@ -79,7 +79,8 @@ pub struct Define<A: Agent> {
 
 impl<A: Agent> Define<A> {
     /// A definition of the agent whose own mbox is `me`; `expected`: its type's cached layout,
-    /// which its handler table is compared with as it goes (`HandlerTable::expecting`).
+    /// which its handler table is compared with as it goes (`HandlerTable::expecting`), with
+    /// its class's handlers shared by type, if any (`agent/handlers/shared.rs`).
     pub(crate) fn new(me: Mbox, expected: Option<Arc<AgentLayout>>) -> Self {
         let own = me.id();
         let table = match expected {
