@@ -56,7 +56,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -116,8 +116,11 @@ pub(crate) struct EnvInner {
     stopped: Condvar,
     workers: Mutex<Vec<WorkerThread>>,
     dispatchers: Mutex<Vec<Weak<dyn DispatcherCore>>>,
-    /// The binder of the default dispatcher, once it is made (`default_dispatcher`).
-    default: Mutex<Option<Binder>>,
+    /// The binder of the default dispatcher, once it is made (`default_dispatcher`): read
+    /// without a lock by every registration that binds to it.
+    default: OnceLock<Binder>,
+    /// Held while the default dispatcher is made, so that it is made once.
+    making_default: Mutex<()>,
     pub(crate) timers: Arc<TimerService>,
     /// The agents' classes, one per agent type (`mbox/class.rs`).
     classes: AgentClasses,
@@ -221,8 +224,11 @@ impl DispatcherHost for EnvInner {
 
     /// The binder of the default dispatcher, made (and its threads started) on first use.
     fn default_dispatcher(&self) -> Result<Binder, BindError> {
-        let mut default = self.default.lock();
-        if let Some(binder) = &*default {
+        if let Some(binder) = self.default.get() {
+            return Ok(binder.clone());
+        }
+        let _making = self.making_default.lock();
+        if let Some(binder) = self.default.get() {
             return Ok(binder.clone());
         }
         let made = self.config.default_dispatcher.start(self);
@@ -230,7 +236,9 @@ impl DispatcherHost for EnvInner {
             BuildError::EnvStopped => BindError::DispatcherShutDown("default".into()),
             other => BindError::Spawn(other.to_string()),
         })?;
-        *default = Some(binder.clone());
+        // Unset: it is set only here, under `making_default`, and by a driven env before any
+        // registration.
+        let _ = self.default.set(binder.clone());
         Ok(binder)
     }
 
@@ -262,7 +270,8 @@ impl EnvInner {
             stopped: Condvar::new(),
             workers: Mutex::new(Vec::new()),
             dispatchers: Mutex::new(Vec::new()),
-            default: Mutex::new(None),
+            default: OnceLock::new(),
+            making_default: Mutex::new(()),
             timers: TimerService::new(
                 config.timer_engine,
                 config.clock.clone(),
@@ -781,7 +790,8 @@ impl Env {
         let handle = EnvHandle(Arc::new(EnvInner::new(config)));
         let (default, driver) =
             OneThreadDispatcher::builder("default").build_driven(&handle, wake)?;
-        *handle.0.default.lock() = Some(default.binder());
+        let unset = handle.0.default.set(default.binder()).is_ok();
+        debug_assert!(unset, "a new env has no default dispatcher yet");
         Ok((Env { handle }, driver))
     }
 
