@@ -119,6 +119,16 @@ struct Held {
     out: Receiver<Vec<String>>,
 }
 
+impl Held {
+    /// Asks for the log behind what the test queued, lets the agent go, and returns what it
+    /// handled, in order.
+    fn release_and_report(&self) -> Vec<String> {
+        self.mbox.send(Report);
+        self.key.open();
+        recv(&self.out)
+    }
+}
+
 fn held(h: &EnvHandle, binder: &Binder, customise: impl FnOnce(&mut Recorder)) -> Held {
     let (g, key) = gate();
     let (out_tx, out) = mpsc::channel();
@@ -164,9 +174,7 @@ fn raised_messages_overtake_queued_lower_ones_on_every_dispatcher() {
         let h = env.handle();
         let r = held(h, &disp.binder(0), |_| {});
         send_mix(&r.mbox, N);
-        r.mbox.send(Report);
-        r.key.open();
-        assert_eq!(recv(&r.out), expected_mix(N), "on {}", disp.name);
+        assert_eq!(r.release_and_report(), expected_mix(N), "on {}", disp.name);
         h.stop();
         common::run_env(env);
     });
@@ -184,9 +192,7 @@ fn a_raised_message_overtakes_a_backlog_longer_than_a_batch_on_every_dispatcher(
             r.mbox.send(Low(i));
         }
         r.mbox.send(High(0));
-        r.mbox.send(Report);
-        r.key.open();
-        assert_high_then_lows(&recv(&r.out), N, disp.name);
+        assert_high_then_lows(&r.release_and_report(), N, disp.name);
         h.stop();
         common::run_env(env);
     });
