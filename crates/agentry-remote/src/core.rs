@@ -45,7 +45,7 @@ use outbound::{OutKind, OutMsg, Overflow, Queue, Refused};
 use pending::{Pending, ReplyBytes, ReplyData, Waiter};
 use receipts::{ReceiptConfig, Window};
 use routes::{Inbound, RouteTable};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, RwLock};
 use std::thread::JoinHandle;
@@ -258,7 +258,7 @@ impl Core {
     /// outbound buffer (overflow policy applied, writer woken).
     pub(crate) fn enqueue(&self, mut msg: OutMsg) -> Result<(), Refused> {
         if self.publish_direct(&mut msg) {
-            self.count_sent(msg.kind);
+            self.handed_over(&msg);
             return Ok(());
         }
         let pushed = self.queue().push(msg, self.capacity, self.overflow);
@@ -544,11 +544,17 @@ impl Core {
         });
     }
 
-    /// Counts an envelope handed to the transport.
-    pub(crate) fn count_sent(&self, kind: OutKind) {
-        let counter = match kind {
+    /// Accounts for an envelope handed to the transport: counted, and a request marked as
+    /// sent (a dropped connection now fails it with `Disconnected`).
+    pub(crate) fn handed_over(&self, msg: &OutMsg) {
+        let counter = match msg.kind {
             OutKind::Message => None,
-            OutKind::Request => Some(&self.counters.requests_sent),
+            OutKind::Request => {
+                if let Some(corr) = msg.request {
+                    self.pending.mark_sent(corr);
+                }
+                Some(&self.counters.requests_sent)
+            }
             OutKind::Reply => Some(&self.counters.replies_sent),
             OutKind::Confirmation => {
                 inc(&self.counters.confirmations_sent);
@@ -585,8 +591,8 @@ impl Core {
         }
     }
 
-    /// The connection dropped: requests already handed to it fail with `Disconnected`
-    /// (still-buffered ones wait for the next connection).
+    /// The connection dropped: requests already handed to it fail with `Disconnected`;
+    /// the others — buffered, or on their way to the buffer — wait for the next connection.
     pub(crate) fn set_disconnected(&self) {
         if !self.connected.swap(false, Ordering::AcqRel) {
             return;
@@ -598,13 +604,7 @@ impl Core {
         self.notify_state();
         tracing::warn!(gateway = %self.gateway_id, "disconnected; buffering sends");
         self.event(RemoteEvent::Disconnected);
-        let keep: HashSet<u64> = self
-            .queue()
-            .items
-            .iter()
-            .filter_map(|m| m.request)
-            .collect();
-        for w in self.pending.take_all_except(&keep) {
+        for w in self.pending.take_sent() {
             inc(&self.counters.disconnected_requests);
             w.complete(self, Err(RequestError::Disconnected));
         }

@@ -635,7 +635,7 @@ impl LinkShared {
                 }
                 if self.write(&conn, &buf).is_ok() {
                     for m in batch.drain(..) {
-                        self.core.count_sent(m.kind);
+                        self.core.handed_over(&m);
                     }
                 } else {
                     for m in batch.drain(..) {

@@ -246,9 +246,13 @@ fn requests_across_an_outage_end_once_and_expired_ones_are_never_sent() {
     let outcomes = Arc::new(Mutex::new(Vec::new()));
     let sink = register(h, Outcomes(Arc::clone(&outcomes)));
     let calc = client.mbox("calc").expect("name");
+    // Which request (by its `a`) each id stands for, so that a failure names them.
+    let asked = Mutex::new(std::collections::HashMap::new());
     let ask = |a: i64, timeout_ms: u64| {
-        calc.send_request::<Add, Sum>(Add { a, b: 1 }, Duration::from_millis(timeout_ms), &sink)
-            .expect("accepted")
+        let id = calc
+            .send_request::<Add, Sum>(Add { a, b: 1 }, Duration::from_millis(timeout_ms), &sink)
+            .expect("accepted");
+        asked.lock().expect("lock").insert(id, a);
     };
     for a in 0..50 {
         ask(a, 10_000);
@@ -278,30 +282,55 @@ fn requests_across_an_outage_end_once_and_expired_ones_are_never_sent() {
     // had subscribed again, answered "no responders" at once by NATS (or `Disconnected`,
     // should the connection drop again while they are in flight).
     let outcomes = std::mem::take(&mut *outcomes.lock().expect("lock"));
-    assert_eq!(outcomes.len(), 150);
-    let mut answered = Vec::new();
-    let (mut timed_out, mut failed) = (0, 0);
-    for r in &outcomes {
-        match &r.result {
-            Ok(sum) => answered.push(sum.0 - 1),
-            Err(RequestError::Timeout) => timed_out += 1,
-            Err(RequestError::NoResponders | RequestError::Disconnected) => failed += 1,
-            Err(e) => panic!("unexpected outcome {e:?}"),
-        }
+    let asked = asked.into_inner().expect("lock");
+    let ended: Vec<(i64, Result<i64, RequestError>)> = outcomes
+        .iter()
+        .map(|r| (asked[&r.id], r.result.clone().map(|sum| sum.0 - 1)))
+        .collect();
+    // Everything a failure needs to be understood: each request's outcome, the client's
+    // counters, the gateway events in order.
+    let report = || {
+        format!(
+            "outcomes (a, result): {ended:?}\nclient stats: {:?}\nevents: {:?}",
+            client.stats(),
+            log.lock().expect("lock")
+        )
+    };
+    assert_eq!(ended.len(), 150, "{}", report());
+    let mut ids: Vec<_> = outcomes.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 150, "each request ended once: {}", report());
+    for (a, result) in &ended {
+        let fine = match (a, result) {
+            (0..50, Ok(sum)) => sum == a,
+            (100..150, Err(RequestError::Timeout)) => true,
+            (200..250, Ok(sum)) => sum == a,
+            (200..250, Err(RequestError::NoResponders | RequestError::Disconnected)) => true,
+            _ => false,
+        };
+        assert!(fine, "request {a} ended {result:?}: {}", report());
     }
-    answered.sort_unstable();
-    assert_eq!(timed_out, 50);
-    assert_eq!(answered.len() + failed, 100);
-    assert!(answered.starts_with(&(0..50).collect::<Vec<_>>()));
-    assert!(answered[50..].iter().all(|a| (200..250).contains(a)));
+    let answered: Vec<i64> = {
+        let mut v: Vec<i64> = ended.iter().filter_map(|(_, r)| r.clone().ok()).collect();
+        v.sort_unstable();
+        v
+    };
     let mut served = served.lock().expect("lock").clone();
     served.sort_unstable();
     assert_eq!(
-        served, answered,
-        "served == answered; the expired ones never arrived"
+        served,
+        answered,
+        "served == answered; the expired ones never arrived: {}",
+        report()
     );
     let s = client.stats();
-    assert_eq!((s.expired_unsent, s.timed_out, s.late_replies), (50, 50, 0));
+    assert_eq!(
+        (s.expired_unsent, s.timed_out, s.late_replies),
+        (50, 50, 0),
+        "{}",
+        report()
+    );
     assert!(
         !log.lock()
             .expect("lock")

@@ -4,6 +4,10 @@
 //! (`send_request`) names the mbox its reply goes to and has a deadline in a heap that the
 //! sweeper thread watches. Completion (reply, failure, timeout, disconnect, close) removes the
 //! entry under the lock and completes it outside it, so each request completes exactly once.
+//!
+//! An entry also records whether its request was handed to the transport: a dropped
+//! connection fails only those (`Disconnected`); a request still on its way to the outbound
+//! buffer, or in it, waits for the next connection like any buffered send.
 
 use crate::core::Core;
 use crate::envelope::Envelope;
@@ -11,7 +15,7 @@ use crate::error::RequestError;
 use agentry::Mbox;
 use bytes::Bytes;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -151,9 +155,16 @@ impl Hasher for CorrHasher {
     }
 }
 
+/// A waiting request.
+struct Entry {
+    waiter: Waiter,
+    /// Handed to the transport (published, or written to the link).
+    sent: bool,
+}
+
 #[derive(Default)]
 struct Table {
-    map: HashMap<u64, Waiter, BuildHasherDefault<CorrHasher>>,
+    map: HashMap<u64, Entry, BuildHasherDefault<CorrHasher>>,
     deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
     closed: bool,
 }
@@ -182,7 +193,13 @@ impl Pending {
         if t.closed {
             return Err(waiter);
         }
-        t.map.insert(corr, waiter);
+        t.map.insert(
+            corr,
+            Entry {
+                waiter,
+                sent: false,
+            },
+        );
         if let Some(d) = deadline {
             let earliest = t.deadlines.peek().map(|Reverse((e, _))| *e);
             t.deadlines.push(Reverse((d, corr)));
@@ -201,7 +218,14 @@ impl Pending {
 
     /// Removes a waiter (its request completed some other way, or its requester gave up).
     pub(crate) fn remove(&self, corr: u64) -> Option<Waiter> {
-        self.lock().map.remove(&corr)
+        self.lock().map.remove(&corr).map(|e| e.waiter)
+    }
+
+    /// Records that request `corr` was handed to the transport (if still waited for).
+    pub(crate) fn mark_sent(&self, corr: u64) {
+        if let Some(e) = self.lock().map.get_mut(&corr) {
+            e.sent = true;
+        }
     }
 
     /// Keeps the items of `items` whose request (`corr_of`) a caller still waits for, and
@@ -223,16 +247,20 @@ impl Pending {
         self.lock().map.len()
     }
 
-    /// Removes every waiter not in `keep` (requests still buffered, not yet sent).
-    pub(crate) fn take_all_except(&self, keep: &HashSet<u64>) -> Vec<Waiter> {
+    /// Removes the waiters whose request was handed to the transport (the connection they
+    /// went out on dropped); those not yet sent stay.
+    pub(crate) fn take_sent(&self) -> Vec<Waiter> {
         let mut t = self.lock();
-        let gone: Vec<u64> = t
+        let sent: Vec<u64> = t
             .map
-            .keys()
-            .filter(|c| !keep.contains(c))
-            .copied()
+            .iter()
+            .filter(|(_, e)| e.sent)
+            .map(|(c, _)| *c)
             .collect();
-        gone.iter().filter_map(|c| t.map.remove(c)).collect()
+        sent.iter()
+            .filter_map(|c| t.map.remove(c))
+            .map(|e| e.waiter)
+            .collect()
     }
 
     /// Closes the table: every waiter is returned, later inserts are refused, the sweeper
@@ -241,7 +269,7 @@ impl Pending {
         let mut t = self.lock();
         t.closed = true;
         t.deadlines.clear();
-        let all = t.map.drain().map(|(_, w)| w).collect();
+        let all = t.map.drain().map(|(_, e)| e.waiter).collect();
         self.sweep.notify_all();
         all
     }
@@ -260,8 +288,8 @@ impl Pending {
                     break;
                 }
                 t.deadlines.pop();
-                if let Some(w) = t.map.remove(&corr) {
-                    expired.push(w);
+                if let Some(e) = t.map.remove(&corr) {
+                    expired.push(e.waiter);
                 }
             }
             if !expired.is_empty() {
@@ -310,5 +338,20 @@ mod tests {
         assert!(p.remove(3).is_some());
         assert_eq!(p.retain_waited(&mut items, |c| *c), 1);
         assert_eq!(items, vec![Some(1), None, Some(1_000_003)]);
+    }
+
+    #[test]
+    fn a_dropped_connection_takes_only_the_requests_handed_to_it() {
+        let p = Pending::default();
+        for corr in 1..=4 {
+            assert!(p.insert(corr, blocking(), None).is_ok());
+        }
+        p.mark_sent(2);
+        p.mark_sent(4);
+        p.mark_sent(9); // completed already: nothing to mark
+        assert_eq!(p.take_sent().len(), 2);
+        assert_eq!(p.len(), 2, "the unsent ones still wait");
+        assert!(p.remove(1).is_some() && p.remove(3).is_some());
+        assert!(p.take_sent().is_empty());
     }
 }
