@@ -190,7 +190,9 @@ impl RemoteMbox {
     /// Sends the request `query` without blocking; its outcome arrives later at `reply_to`
     /// as one [`RemoteReply<R>`] with the returned id — a reply, or the typed reason there
     /// is none (including `Timeout` after `timeout`). Fails at once, giving the query back,
-    /// like [`send`](Self::send).
+    /// like [`send`](Self::send) — unless the request ended during the call (its `timeout`
+    /// passed, or the gateway closed): then that outcome arrives as its `RemoteReply` and the
+    /// call returns its id. Either way a request has exactly one outcome.
     pub fn send_request<Q: RemoteMessage, R: RemoteMessage>(
         &self,
         query: Q,
@@ -216,8 +218,12 @@ impl RemoteMbox {
         match self.core.enqueue(msg) {
             Ok(()) => Ok(RequestId(corr)),
             Err(r) => {
-                // Never sent: forget the waiter without calling it; the caller is told here.
-                self.core.pending.remove(corr);
+                // Never sent: forget the waiter without calling it; the caller is told here —
+                // unless the waiter was completed meanwhile (the gateway closed, or a deadline
+                // shorter than this call passed): its `RemoteReply` is the one outcome.
+                if self.core.pending.remove(corr).is_none() {
+                    return Ok(RequestId(corr));
+                }
                 Err(match r {
                     Refused::Full(_) => SendError::BufferFull(query),
                     Refused::Closed => SendError::Closed(query),

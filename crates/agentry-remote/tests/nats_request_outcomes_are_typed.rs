@@ -277,3 +277,63 @@ fn a_request_the_server_cannot_decode_is_answered_rejected() {
 fn client_url(s: &NatsServer) -> String {
     s.url.clone()
 }
+
+/// A request refused at once (the caller gets the error and its query back) has no other
+/// outcome, even when its deadline passes during the call: with a full buffer and a zero
+/// timeout, each of these requests ends either in the error returned or in one
+/// `RemoteReply` (`Timeout`), never both. Needs no server: the gateway never connects.
+#[test]
+fn a_request_refused_at_once_has_no_other_outcome() {
+    let env = env();
+    let h = env.handle();
+    let unreachable = {
+        // A loopback port nothing listens on.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        format!("nats://{}", l.local_addr().expect("addr"))
+    };
+    let client = Gateway::builder(&registry())
+        .namespace("refused")
+        .outbound_capacity(1)
+        .retry_initial_connect(true)
+        .connect_nats(h, &unreachable)
+        .expect("gateway");
+    assert!(!client.is_connected());
+    let calc = client.mbox("calc").expect("name");
+    calc.send(Add { a: 0, b: 0 })
+        .expect("the one buffered envelope");
+    let seen: Arc<Mutex<Vec<RemoteReply<Sum>>>> = Arc::default();
+    let sink = register(h, Sink(Arc::clone(&seen)));
+    const N: usize = 2_000;
+    let (mut refused, mut accepted) = (0, Vec::new());
+    for a in 0..N as i64 {
+        match calc.send_request::<Add, Sum>(Add { a, b: 0 }, Duration::ZERO, &sink) {
+            Err(SendError::BufferFull(q)) => {
+                assert_eq!(q.a, a, "the refused query is given back");
+                refused += 1;
+            }
+            Ok(id) => accepted.push(id),
+            Err(e) => panic!("unexpected refusal {e:?}"),
+        }
+    }
+    assert_eq!(refused + accepted.len(), N);
+    assert!(eventually(
+        || seen.lock().expect("lock").len() >= accepted.len()
+    ));
+    std::thread::sleep(Duration::from_millis(100)); // any second outcome would arrive now
+    let seen = std::mem::take(&mut *seen.lock().expect("lock"));
+    let mut ended: Vec<_> = seen.iter().map(|r| r.id).collect();
+    ended.sort_unstable();
+    accepted.sort_unstable();
+    assert_eq!(
+        ended, accepted,
+        "a reply for each accepted request, none for a refused one"
+    );
+    assert!(
+        seen.iter().all(|r| r.result == Err(RequestError::Timeout)),
+        "{seen:?}"
+    );
+    assert_eq!(client.stats().pending_requests, 0);
+    client.close();
+    h.stop();
+    env.run();
+}
