@@ -286,11 +286,10 @@ fn client_url(s: &NatsServer) -> String {
 fn a_request_refused_at_once_has_no_other_outcome() {
     let env = env();
     let h = env.handle();
-    let unreachable = {
-        // A loopback port nothing listens on.
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        format!("nats://{}", l.local_addr().expect("addr"))
-    };
+    // A loopback port held for the whole test by a listener that never answers: no NATS
+    // server can take it meanwhile, and the client never gets the server's greeting.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let unreachable = format!("nats://{}", silent.local_addr().expect("addr"));
     let client = Gateway::builder(&registry())
         .namespace("refused")
         .outbound_capacity(1)
@@ -336,4 +335,5 @@ fn a_request_refused_at_once_has_no_other_outcome() {
     client.close();
     h.stop();
     env.run();
+    drop(silent);
 }
