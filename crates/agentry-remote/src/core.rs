@@ -258,7 +258,7 @@ impl Core {
     /// outbound buffer (overflow policy applied, writer woken).
     pub(crate) fn enqueue(&self, mut msg: OutMsg) -> Result<(), Refused> {
         if self.publish_direct(&mut msg) {
-            self.handed_over(&msg);
+            self.handed_over(std::slice::from_ref(&msg));
             return Ok(());
         }
         let pushed = self.queue().push(msg, self.capacity, self.overflow);
@@ -544,17 +544,24 @@ impl Core {
         });
     }
 
-    /// Accounts for an envelope handed to the transport: counted, and a request marked as
-    /// sent (a dropped connection now fails it with `Disconnected`).
-    pub(crate) fn handed_over(&self, msg: &OutMsg) {
-        let counter = match msg.kind {
+    /// Accounts for envelopes handed to the transport together: counted, and their requests
+    /// marked as sent (a dropped connection now fails them with `Disconnected`) under one
+    /// lock of the pending table.
+    pub(crate) fn handed_over(&self, msgs: &[OutMsg]) {
+        for m in msgs {
+            self.count_sent(m.kind);
+        }
+        let requests = msgs
+            .iter()
+            .filter(|m| m.kind == OutKind::Request)
+            .filter_map(|m| m.request);
+        self.pending.mark_sent(requests);
+    }
+
+    fn count_sent(&self, kind: OutKind) {
+        let counter = match kind {
             OutKind::Message => None,
-            OutKind::Request => {
-                if let Some(corr) = msg.request {
-                    self.pending.mark_sent(corr);
-                }
-                Some(&self.counters.requests_sent)
-            }
+            OutKind::Request => Some(&self.counters.requests_sent),
             OutKind::Reply => Some(&self.counters.replies_sent),
             OutKind::Confirmation => {
                 inc(&self.counters.confirmations_sent);

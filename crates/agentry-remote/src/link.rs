@@ -634,9 +634,8 @@ impl LinkShared {
                     );
                 }
                 if self.write(&conn, &buf).is_ok() {
-                    for m in batch.drain(..) {
-                        self.core.handed_over(&m);
-                    }
+                    self.core.handed_over(&batch);
+                    batch.clear();
                 } else {
                     for m in batch.drain(..) {
                         self.core.lose(m, LossReason::InFlight);

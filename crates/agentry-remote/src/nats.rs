@@ -293,7 +293,7 @@ impl NatsShared {
             None => self.client.publish(m.subject.clone(), payload).await,
         };
         match sent {
-            Ok(()) => self.core.handed_over(&m),
+            Ok(()) => self.core.handed_over(std::slice::from_ref(&m)),
             Err(e) => {
                 tracing::warn!(subject = %m.subject, error = %e, "publish refused");
                 self.core.publish_failed(m);

@@ -221,10 +221,18 @@ impl Pending {
         self.lock().map.remove(&corr).map(|e| e.waiter)
     }
 
-    /// Records that request `corr` was handed to the transport (if still waited for).
-    pub(crate) fn mark_sent(&self, corr: u64) {
-        if let Some(e) = self.lock().map.get_mut(&corr) {
-            e.sent = true;
+    /// Records that the requests `corrs` were handed to the transport (those still waited
+    /// for); takes the lock only if there is one.
+    pub(crate) fn mark_sent(&self, corrs: impl Iterator<Item = u64>) {
+        let mut corrs = corrs.peekable();
+        if corrs.peek().is_none() {
+            return;
+        }
+        let mut t = self.lock();
+        for corr in corrs {
+            if let Some(e) = t.map.get_mut(&corr) {
+                e.sent = true;
+            }
         }
     }
 
@@ -250,16 +258,10 @@ impl Pending {
     /// Removes the waiters whose request was handed to the transport (the connection they
     /// went out on dropped); those not yet sent stay.
     pub(crate) fn take_sent(&self) -> Vec<Waiter> {
-        let mut t = self.lock();
-        let sent: Vec<u64> = t
+        self.lock()
             .map
-            .iter()
-            .filter(|(_, e)| e.sent)
-            .map(|(c, _)| *c)
-            .collect();
-        sent.iter()
-            .filter_map(|c| t.map.remove(c))
-            .map(|e| e.waiter)
+            .extract_if(|_, e| e.sent)
+            .map(|(_, e)| e.waiter)
             .collect()
     }
 
@@ -346,9 +348,8 @@ mod tests {
         for corr in 1..=4 {
             assert!(p.insert(corr, blocking(), None).is_ok());
         }
-        p.mark_sent(2);
-        p.mark_sent(4);
-        p.mark_sent(9); // completed already: nothing to mark
+        p.mark_sent([2, 9].into_iter()); // 9 completed already: nothing to mark
+        p.mark_sent(std::iter::once(4));
         assert_eq!(p.take_sent().len(), 2);
         assert_eq!(p.len(), 2, "the unsent ones still wait");
         assert!(p.remove(1).is_some() && p.remove(3).is_some());
