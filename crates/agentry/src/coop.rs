@@ -66,11 +66,16 @@ impl DeregListener {
     }
 }
 
+/// An agent added to a coop, not defined yet. Kept small: a coop of 10^6 agents holds 10^6 of
+/// them until it registers (their binders, which few agents have, are kept apart:
+/// [`Coop::own_binders`]).
 pub(crate) struct PendingAgent {
     pub(crate) shared: Arc<AgentShared>,
-    pub(crate) binder: Option<Binder>,
     pub(crate) agent: UndefinedAgent,
 }
+
+// Every agent of a coop has one until the coop registers.
+const _: () = assert!(std::mem::size_of::<PendingAgent>() <= 48);
 
 /// A coop being assembled; register it with
 /// [`EnvHandle::register_coop`](crate::EnvHandle::register_coop).
@@ -122,6 +127,9 @@ pub struct Coop {
     pub(crate) binder: Option<Binder>,
     pub(crate) panic_reaction: Option<PanicReaction>,
     pub(crate) agents: Vec<PendingAgent>,
+    /// The binders of the agents added with one of their own (`add_with`, …), by their index
+    /// in `agents`, in increasing order.
+    pub(crate) own_binders: Vec<(usize, Binder)>,
     pub(crate) listeners: Vec<DeregListener>,
     pub(crate) supervision: Option<Supervision>,
     /// Supervised children, in the order they were added.
@@ -139,6 +147,7 @@ impl Coop {
             binder: None,
             panic_reaction: None,
             agents: Vec::new(),
+            own_binders: Vec::new(),
             listeners: Vec::new(),
             supervision: None,
             children: Vec::new(),
@@ -200,11 +209,10 @@ impl Coop {
         };
         let shared = Arc::new(AgentShared::new(class));
         let mbox = Mbox::from_shared(Arc::clone(&shared));
-        self.agents.push(PendingAgent {
-            shared,
-            binder,
-            agent,
-        });
+        if let Some(binder) = binder {
+            self.own_binders.push((self.agents.len(), binder));
+        }
+        self.agents.push(PendingAgent { shared, agent });
         mbox
     }
 

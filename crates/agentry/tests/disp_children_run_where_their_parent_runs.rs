@@ -169,3 +169,47 @@ fn the_default_binder_of_another_environment_is_refused() {
         })
     ));
 }
+
+/// Reports its place in its coop and where it starts.
+struct Numbered(usize, Sender<(usize, String)>);
+
+impl Agent for Numbered {
+    fn on_start(&mut self, _: &mut Ctx<Self>) -> Result<(), UserError> {
+        let _ = self.1.send((self.0, here()));
+        Ok(())
+    }
+}
+
+#[test]
+fn each_agent_of_a_coop_runs_on_its_own_binder_or_else_the_coops() {
+    let env = env();
+    let h = env.handle().clone();
+    let coops = OneThreadDispatcher::new(&h, "coops").expect("dispatcher");
+    let first = OneThreadDispatcher::new(&h, "first").expect("dispatcher");
+    let second = OneThreadDispatcher::new(&h, "second").expect("dispatcher");
+    let (tx, rx) = mpsc::channel();
+    let mut coop = h.new_coop();
+    coop.set_binder(&coops.binder());
+    // Own binders between, before and after agents that have none.
+    coop.add_with(Numbered(0, tx.clone()), &first.binder());
+    coop.add(Numbered(1, tx.clone()));
+    coop.add(Numbered(2, tx.clone()));
+    coop.add_with(Numbered(3, tx.clone()), &second.binder());
+    coop.add(Numbered(4, tx.clone()));
+    coop.add_with(Numbered(5, tx.clone()), &first.binder());
+    h.register_coop(coop).expect("registered");
+    let mut started: Vec<(usize, String)> = (0..6).map(|_| recv(&rx)).collect();
+    started.sort();
+    let threads: Vec<&str> = started.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        threads,
+        [
+            "agentry-first",
+            "agentry-coops",
+            "agentry-coops",
+            "agentry-second",
+            "agentry-coops",
+            "agentry-first"
+        ]
+    );
+}

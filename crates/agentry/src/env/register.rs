@@ -115,6 +115,7 @@ impl EnvInner {
             binder,
             panic_reaction,
             mut agents,
+            own_binders,
             listeners,
             supervision,
             children,
@@ -128,15 +129,15 @@ impl EnvInner {
         // holds it from then on. The coop's list of pending agents becomes the list of defined
         // ones in place (no per-agent temporary survives the definition).
         let default = Binder::env_default(self.address());
+        let mut own_binders = own_binders.into_iter().peekable();
         let mut defined = agents
             .into_iter()
             .enumerate()
             .map(|(index, pending)| {
-                let PendingAgent {
-                    shared,
-                    binder: own,
-                    agent,
-                } = pending;
+                let PendingAgent { shared, agent } = pending;
+                let own = own_binders
+                    .next_if(|(at, _)| *at == index)
+                    .map(|(_, own)| own);
                 let at = Placement {
                     binder: own
                         .or_else(|| binder.clone())

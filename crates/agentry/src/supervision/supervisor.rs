@@ -475,7 +475,6 @@ pub(crate) fn prepare(
     let published = Arc::new(SupervisorShared::default());
     agents.push(PendingAgent {
         shared,
-        binder: None,
         agent: UndefinedAgent::new(Supervisor::new(policy, kids, Arc::clone(&published))),
     });
     Ok(Some(Plan {
