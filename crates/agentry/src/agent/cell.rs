@@ -545,7 +545,7 @@ impl<A: Agent> AgentCell<A> {
         if limit != LimitSlot::NONE
             && let Some(b) = shared.binding()
         {
-            b.limits.release_taken(limit);
+            b.limits().release_taken(limit);
         }
         let Some(handler) = self.handlers.lookup(
             &self.ctx.layout.handlers,
@@ -633,7 +633,7 @@ impl<A: Agent> AgentCell<A> {
         }
         if self.gate & TIME_LIMITED != 0 && payload.type_id() == TypeId::of::<TimeLimitExpired>() {
             if let Some(b) = self.shared().binding() {
-                b.limits.release_taken(limit);
+                b.limits().release_taken(limit);
             }
             if let Ok(expired) = payload.take::<TimeLimitExpired>() {
                 self.on_time_limit(expired);
@@ -654,7 +654,7 @@ impl<A: Agent> AgentCell<A> {
             && self
                 .shared()
                 .binding()
-                .and_then(|b| b.handler_timing)
+                .and_then(|b| b.handler_timing())
                 .is_some_and(time_this_run);
         let (spans, traced) = self.extras.as_ref().map_or((false, false), |x| {
             (x.observe.spans, x.observe.trace.is_some())

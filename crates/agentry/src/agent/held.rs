@@ -87,7 +87,7 @@ pub(crate) fn drop_message(
     why: DropReason,
 ) -> Taken {
     if let Some(b) = shared.binding() {
-        b.limits.release(limit);
+        b.limits().release(limit);
     }
     shared.count_not_running();
     shared.counters().trace(|| TraceRecord {
@@ -133,7 +133,7 @@ pub(crate) fn revoked(
     limit: LimitSlot,
 ) {
     if let Some(b) = shared.binding() {
-        b.limits.release(limit);
+        b.limits().release(limit);
     }
     shared.stats.rare().dropped.fetch_add(1, Ordering::Relaxed);
     shared.counters().trace(|| TraceRecord {

@@ -208,7 +208,7 @@ impl<A: Agent> Suspended<A> {
         insend.sort();
         if insend != bound_insend
             || def.event_priorities.sorted() != bound_priorities
-            || shape_of(&def.limits) != b.limits.shape()
+            || shape_of(&def.limits) != b.limits().shape()
         {
             return Err(
                 "the new definition declares other insend handlers, event priorities \

@@ -40,16 +40,10 @@ pub(crate) struct Binding {
     pub(crate) target: IncarnationRef,
     pub(crate) queue: EventQueue,
     /// What few agents have: insend handlers, event priorities, the env's trace-context hook,
-    /// a supervisor. One box, optional: the binding stays 72 bytes, and the send path pays one
-    /// pointer test when there is none.
+    /// a supervisor, message limits or a tracked queue depth, timed handlers. One box,
+    /// optional: the binding stays 56 bytes (so that the shared part fits a 144-byte chunk),
+    /// and the send path pays one pointer test when there is none.
     rare: Option<Box<RareBinding>>,
-    pub(crate) limits: LimitTable,
-    /// Whether its handlers are timed, and how often (`EnvBuilder::handler_time`,
-    /// `Define::measure_handler_time`): the agent's worker reads it on a run its sampler
-    /// picks, `Mbox::stats` to report the time as tracked before the first timed run (the
-    /// timing counters are made by that run: nothing is allocated for it at registration).
-    pub(crate) handler_timing: Option<HandlerSampling>,
-    pub(crate) panic_reaction: PanicReaction,
 }
 
 /// The parts of a binding that few agents have (see [`Binding`]).
@@ -57,7 +51,18 @@ struct RareBinding {
     type_rules: Option<TypeRules>,
     /// Its supervisor, if it was added with a factory to a supervising coop.
     supervisor: Option<SupervisorLink>,
+    limits: LimitTable,
+    /// Whether its handlers are timed, and how often (`EnvBuilder::handler_time`,
+    /// `Define::measure_handler_time`): the agent's worker reads it on a run its sampler
+    /// picks, `Mbox::stats` to report the time as tracked before the first timed run (the
+    /// timing counters are made by that run: nothing is allocated for it at registration).
+    handler_timing: Option<HandlerSampling>,
+    /// What a panic of one of its insend handlers does (they run on the sender's thread).
+    panic_reaction: PanicReaction,
 }
+
+/// The limits of an agent that has none (and no tracked depth).
+static NO_LIMITS: LimitTable = LimitTable::NONE;
 
 impl Binding {
     /// The binding of an agent of coop `coop` whose current incarnation is `target`.
@@ -72,10 +77,18 @@ impl Binding {
         handler_timing: Option<HandlerSampling>,
         panic_reaction: PanicReaction,
     ) -> Self {
-        let rare = (type_rules.is_some() || supervisor.is_some()).then(|| {
+        // An agent with insend handlers has type rules, so its panic reaction is kept.
+        let rare = (type_rules.is_some()
+            || supervisor.is_some()
+            || !limits.is_empty()
+            || handler_timing.is_some())
+        .then(|| {
             Box::new(RareBinding {
                 type_rules,
                 supervisor,
+                limits,
+                handler_timing,
+                panic_reaction,
             })
         });
         Binding {
@@ -83,9 +96,6 @@ impl Binding {
             target,
             queue,
             rare,
-            limits,
-            handler_timing,
-            panic_reaction,
         }
     }
 
@@ -98,6 +108,25 @@ impl Binding {
     /// Its supervisor, if it has one.
     pub(crate) fn supervisor(&self) -> Option<&SupervisorLink> {
         self.rare.as_deref()?.supervisor.as_ref()
+    }
+
+    /// Its message limits and tracked queue depth (empty for most agents).
+    #[inline(always)]
+    pub(crate) fn limits(&self) -> &LimitTable {
+        self.rare.as_deref().map_or(&NO_LIMITS, |rare| &rare.limits)
+    }
+
+    /// How often its handlers are timed, if they are.
+    pub(crate) fn handler_timing(&self) -> Option<HandlerSampling> {
+        self.rare.as_deref()?.handler_timing
+    }
+
+    /// What a panic of one of its insend handlers does.
+    fn insend_panic_reaction(&self) -> PanicReaction {
+        self.rare
+            .as_deref()
+            .expect("invariant: an agent with insend handlers has type rules, kept in its rare part")
+            .panic_reaction
     }
 
     /// The id of the agent's current incarnation.
@@ -424,10 +453,10 @@ impl AgentShared {
             timer,
             context,
         } = queued;
-        let limit = if b.limits.is_empty() {
+        let limit = if b.limits().is_empty() {
             LimitSlot::NONE
         } else {
-            match b.limits.acquire::<P>() {
+            match b.limits().acquire::<P>() {
                 Acquire::Unlimited => LimitSlot::NONE,
                 Acquire::Slot(slot) => slot,
                 Acquire::Exceeded(entry) => return entry.react(self, message),
@@ -473,7 +502,7 @@ impl AgentShared {
         limit: LimitSlot,
         demand: Demand,
     ) -> Refused<P> {
-        b.limits.release(limit);
+        b.limits().release(limit);
         Refused::Gone(demand.into_message::<P>())
     }
 
@@ -512,7 +541,7 @@ impl AgentShared {
             self.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
             self.counters().panics.fetch_add(1, Ordering::Relaxed);
             tracing::error!(agent = %id, agent_type = self.agent_type(), "insend handler panicked");
-            match (b.supervisor(), b.panic_reaction) {
+            match (b.supervisor(), b.insend_panic_reaction()) {
                 // The agent keeps handling until its supervisor stops it.
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
@@ -590,7 +619,7 @@ impl AgentShared {
     }
 }
 
-// Every agent has one: with the `Arc`'s counts, 152 bytes, a 160-byte chunk of glibc's
+// Every agent has one: with the `Arc`'s counts, 136 bytes, a 144-byte chunk of glibc's
 // malloc (a field more crosses into the next chunk size). The binding is most of it.
-const _: () = assert!(std::mem::size_of::<AgentShared>() <= 136);
-const _: () = assert!(std::mem::size_of::<Binding>() <= 72);
+const _: () = assert!(std::mem::size_of::<AgentShared>() <= 120);
+const _: () = assert!(std::mem::size_of::<Binding>() <= 56);

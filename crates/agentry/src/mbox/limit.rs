@@ -294,13 +294,16 @@ impl Depth {
 }
 
 impl LimitTable {
+    /// No limits, depth not tracked.
+    pub(crate) const NONE: LimitTable = LimitTable(None);
+
     pub(crate) fn new(entries: Vec<LimitEntry>, track_depth: bool) -> Self {
         assert!(
             entries.len() < usize::from(u16::MAX) - 1,
             "invariant: limits are indexed by u16"
         );
         if entries.is_empty() && !track_depth {
-            return LimitTable(None);
+            return LimitTable::NONE;
         }
         LimitTable(Some(Box::new(Limits {
             entries: entries.into_boxed_slice(),
