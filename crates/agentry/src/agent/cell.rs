@@ -473,9 +473,9 @@ struct SizeProbe;
 
 impl Agent for SizeProbe {}
 
-// Every agent has one, boxed: 128 bytes and the agent's value, so that an agent of up to 24
-// bytes fits a 160-byte chunk of glibc's malloc, one of 40 a 176-byte chunk.
-const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 128);
+// Every agent has one, boxed: 120 bytes and the agent's value, so that a zero-sized agent
+// fits a 128-byte chunk of glibc's malloc, an agent of up to 16 bytes a 144-byte chunk.
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 120);
 
 /// The parts of a cell that only some agents use: state hooks, a supervised agent's factory,
 /// state time limits, multi-mbox subscriptions, observation, messages held until its coop has
@@ -549,6 +549,7 @@ impl<A: Agent> AgentCell<A> {
         }
         let Some(handler) = self.handlers.lookup(
             &self.ctx.layout.handlers,
+            shared.mbox_id,
             source,
             payload.type_id(),
             self.ctx.state,

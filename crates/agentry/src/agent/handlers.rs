@@ -476,10 +476,7 @@ impl<A> HandlerTable<A> {
             }
             building => building.stored(),
         };
-        Handlers {
-            own: self.own,
-            handlers,
-        }
+        Handlers { handlers }
     }
 
     /// Resolves every state's effective handler (`states` is final), builds the type index
@@ -487,7 +484,7 @@ impl<A> HandlerTable<A> {
     pub(crate) fn finish(mut self, states: &StateTree) -> (HandlerLayout, Handlers<A>) {
         self.diverge();
         let HandlerTable {
-            own,
+            own: _,
             keys,
             declared,
             expected: _,
@@ -516,7 +513,6 @@ impl<A> HandlerTable<A> {
             states.len(),
         );
         let handlers = Handlers {
-            own,
             handlers: handlers.stored(),
         };
         (layout, handlers)
@@ -596,9 +592,9 @@ impl HandlerLayout {
     }
 }
 
-/// One agent's handlers, indexed by its [`HandlerLayout`].
+/// One agent's handlers, indexed by its [`HandlerLayout`]. Its own mbox's id is not kept
+/// here: the cell passes it from the agent's shared part (8 bytes less in every cell).
 pub(crate) struct Handlers<A: 'static> {
-    own: MboxId,
     handlers: Stored<A>,
 }
 
@@ -612,17 +608,19 @@ enum Stored<A: 'static> {
 }
 
 impl<A> Handlers<A> {
-    /// The handler for a message from `source` of type `type_id` in `state`; `layout` is the
-    /// one [`HandlerTable::finish`] gave with these handlers (or an equal one).
+    /// The handler for a message from `source` of type `type_id` in `state`, for the agent
+    /// whose own mbox is `own`; `layout` is the one [`HandlerTable::finish`] gave with these
+    /// handlers (or an equal one).
     #[inline(always)]
     pub(crate) fn lookup(
         &self,
         layout: &HandlerLayout,
+        own: MboxId,
         source: MboxId,
         type_id: TypeId,
         state: State,
     ) -> Option<&dyn ErasedHandler<A>> {
-        let index = layout.find(Source::of(source, self.own), type_id, state)?;
+        let index = layout.find(Source::of(source, own), type_id, state)?;
         match &self.handlers {
             Stored::One(one) => (index == 0).then_some(one.as_ref()),
             Stored::Shared(set) => set.get(index).map(|shared| shared.handler.as_ref()),

@@ -232,21 +232,21 @@ fn a_single_handler_is_kept_inline_and_any_other_count_in_a_slice_both_found_by_
 
     let (layout, one) = table_of(own, &[small]).finish(&tree);
     assert!(matches!(one.handlers, Stored::One(_)));
-    assert!(one.lookup(&layout, own, small, State::DEFAULT).is_some());
-    assert!(one.lookup(&layout, own, ping, State::DEFAULT).is_none());
+    assert!(one.lookup(&layout, own, own, small, State::DEFAULT).is_some());
+    assert!(one.lookup(&layout, own, own, ping, State::DEFAULT).is_none());
     // Another mbox's message of the same type is not the own mbox's.
     let other = crate::ids::MboxId::next();
-    assert!(one.lookup(&layout, other, small, State::DEFAULT).is_none());
+    assert!(one.lookup(&layout, own, other, small, State::DEFAULT).is_none());
 
     let (layout, two) = table_of(own, &[small, big]).finish(&tree);
     assert!(matches!(&two.handlers, Stored::Many(many) if many.len() == 2));
-    assert!(two.lookup(&layout, own, small, State::DEFAULT).is_some());
-    assert!(two.lookup(&layout, own, big, State::DEFAULT).is_some());
-    assert!(two.lookup(&layout, own, ping, State::DEFAULT).is_none());
+    assert!(two.lookup(&layout, own, own, small, State::DEFAULT).is_some());
+    assert!(two.lookup(&layout, own, own, big, State::DEFAULT).is_some());
+    assert!(two.lookup(&layout, own, own, ping, State::DEFAULT).is_none());
 
     let (layout, none) = table_of(own, &[]).finish(&tree);
     assert!(matches!(&none.handlers, Stored::Many(many) if many.is_empty()));
-    assert!(none.lookup(&layout, own, small, State::DEFAULT).is_none());
+    assert!(none.lookup(&layout, own, own, small, State::DEFAULT).is_none());
 }
 
 /// A distinct message type per `N`.
@@ -377,14 +377,15 @@ fn the_chosen_multiplier_keeps_keys_apart_in_a_small_table() {
 }
 
 /// The handlers of an agent of `class`'s type (`Tabled`) whose definition declares the cached
-/// `layout` (one handler per type in `types`, in the default state), each made by `handler`.
+/// `layout` (one handler per type in `types`, in the default state), each made by `handler`,
+/// by the agent whose own mbox is `own`.
 fn declared_as_cached(
+    own: crate::ids::MboxId,
     class: &crate::mbox::class::AgentClass,
     layout: &Arc<crate::agent::layout::AgentLayout>,
     types: &[std::any::TypeId],
     handler: impl Fn() -> super::NewHandler<Tabled>,
 ) -> super::Handlers<Tabled> {
-    let own = crate::ids::MboxId::next();
     let tree = crate::agent::state::StateTree::new();
     let sharing = super::Sharing::of(class);
     let mut table = super::HandlerTable::expecting(own, Arc::clone(layout), sharing);
@@ -423,6 +424,7 @@ fn capture_free_handlers_are_shared_by_the_agents_of_a_type_that_declare_the_sam
         || super::NewHandler::typed::<Small, _>(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
     let other =
         || super::NewHandler::typed::<Small, _>(|_: &mut Tabled, _: &mut Ctx<Tabled>, _| {});
+    let own = crate::ids::MboxId::next();
     let set = |h: &super::Handlers<Tabled>| match &h.handlers {
         Stored::Shared(set) => Some(Arc::clone(set)),
         _ => None,
@@ -431,20 +433,20 @@ fn capture_free_handlers_are_shared_by_the_agents_of_a_type_that_declare_the_sam
     // The first agent that declares the cached layout publishes its handlers; the next ones
     // with the same closure types use the same set.
     let shares = class();
-    let first = declared_as_cached(&shares, &layout, &types, plain);
-    let second = declared_as_cached(&shares, &layout, &types, plain);
+    let first = declared_as_cached(own, &shares, &layout, &types, plain);
+    let second = declared_as_cached(own, &shares, &layout, &types, plain);
     let (a, b) = (set(&first).expect("shared"), set(&second).expect("shared"));
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(a.len(), 2);
     for (handlers, t) in [(&first, types[0]), (&second, types[1])] {
         assert!(
             handlers
-                .lookup(&layout.handlers, handlers.own, t, State::DEFAULT)
+                .lookup(&layout.handlers, own, own, t, State::DEFAULT)
                 .is_some()
         );
     }
     // Another closure type at the same index, in the same layout: its own handlers.
-    let differs = declared_as_cached(&shares, &layout, &types, other);
+    let differs = declared_as_cached(own, &shares, &layout, &types, other);
     assert!(matches!(&differs.handlers, Stored::Many(many) if many.len() == 2));
 
     // A handler that captures something: the type shares none, from then on.
@@ -456,16 +458,16 @@ fn capture_free_handlers_are_shared_by_the_agents_of_a_type_that_declare_the_sam
             data.fetch_add(1, Ordering::SeqCst);
         })
     };
-    let own = declared_as_cached(&captures, &layout, &types, capturing);
-    assert!(matches!(&own.handlers, Stored::Many(many) if many.len() == 2));
-    let later = declared_as_cached(&captures, &layout, &types, plain);
+    let its_own = declared_as_cached(own, &captures, &layout, &types, capturing);
+    assert!(matches!(&its_own.handlers, Stored::Many(many) if many.len() == 2));
+    let later = declared_as_cached(own, &captures, &layout, &types, plain);
     assert!(set(&later).is_none());
 
     // One handler: kept inline, never shared.
     let single = class();
     let layout = layout_of(&types[..1]);
     for _ in 0..2 {
-        let one = declared_as_cached(&single, &layout, &types[..1], plain);
+        let one = declared_as_cached(own, &single, &layout, &types[..1], plain);
         assert!(matches!(&one.handlers, Stored::One(_)));
     }
 }

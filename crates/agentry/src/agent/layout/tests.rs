@@ -123,13 +123,13 @@ fn a_definition_that_declares_the_expected_layout_gets_it_without_building_one()
     assert!(Arc::ptr_eq(&layout, &expected));
     // Its handlers are indexed as the layout says.
     let handlers = table.into_handlers(&class::<Agent>());
-    let found = |t, s| handlers.lookup(&layout.handlers, own, t, s).is_some();
+    let found = |t, s| handlers.lookup(&layout.handlers, own, own, t, s).is_some();
     assert!(found(ping, State::DEFAULT) && found(ping, on) && found(pong, on));
     assert!(!found(pong, State::DEFAULT));
     // Another mbox's message of a subscribed type is not the own mbox's.
     assert!(
         handlers
-            .lookup(&layout.handlers, MboxId::next(), ping, on)
+            .lookup(&layout.handlers, own, MboxId::next(), ping, on)
             .is_none()
     );
 }
