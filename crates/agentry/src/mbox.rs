@@ -112,7 +112,7 @@ impl Mbox {
     ) -> Result<R, RequestError> {
         if let Some(b) = self.0.live() {
             let insend = b.has_insend::<Request<Q, R>>();
-            if !insend && current_agent() == Some(b.id()) {
+            if !insend && current_agent() == Some(self.0.mbox_id) {
                 return Err(RequestError::SelfRequest);
             }
             if !insend && b.queue.is_served_by_current_thread() {

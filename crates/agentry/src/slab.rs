@@ -309,12 +309,8 @@ impl AgentSlab {
             .expect("invariant: a slab holds occupants of the one type it was made for")
     }
 
-    /// Allocates a slot for a new agent; `make` builds the body knowing the agent's id.
-    pub(crate) fn insert<O: Occupant>(
-        &self,
-        shared: &Arc<O>,
-        make: impl FnOnce(AgentRef) -> Box<dyn AgentBody>,
-    ) -> AgentRef {
+    /// Allocates a slot for a new agent whose shared part is `shared` and body `body`.
+    pub(crate) fn insert<O: Occupant>(&self, shared: &Arc<O>, body: Box<dyn AgentBody>) -> AgentRef {
         let index = {
             let mut a = self.allocation.lock();
             match a.free.pop() {
@@ -344,7 +340,6 @@ impl AgentSlab {
             slot: SlotPtr(NonNull::from(slot)),
             generation,
         };
-        let body = make(aref);
         // SAFETY: the slot is free (even generation): no demand matches it, so no other thread
         // touches the body until the generation below is published.
         unsafe { *slot.body.get() = Some(body) };

@@ -38,7 +38,7 @@ use super::start::{CoopStart, Failed, Go};
 use super::state::{Hook, State};
 use crate::disp::{Binder, Lease};
 use crate::error::{DefineError, StartFailure, panic_message};
-use crate::ids::{AgentId, MboxId};
+use crate::ids::MboxId;
 use crate::mbox::current_agent::CURRENT_AGENT;
 use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
@@ -187,7 +187,6 @@ pub(crate) struct SenderParts {
 
 /// What the cell learns at registration commit.
 pub(crate) struct Attach {
-    pub(crate) id: AgentId,
     pub(crate) panic_reaction: PanicReaction,
     pub(crate) multi: Vec<(MultiMbox, TypeId)>,
     /// How the agent is observed: the environment's settings, with handler timing as its
@@ -286,7 +285,6 @@ impl<A: Agent> AgentCell<A> {
             agent,
             ctx: Ctx {
                 mbox: me,
-                id: AgentId::UNATTACHED,
                 binder: at.binder,
                 state: State::DEFAULT,
                 layout,
@@ -369,7 +367,6 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
             x.multi = attach.multi;
             x.observe = observe;
         }
-        self.ctx.id = attach.id;
         self.panic_reaction = attach.panic_reaction;
         self.starting = Starting::Pending(attach.start);
         self
@@ -473,9 +470,9 @@ struct SizeProbe;
 
 impl Agent for SizeProbe {}
 
-// Every agent has one, boxed: 120 bytes and the agent's value, so that a zero-sized agent
-// fits a 128-byte chunk of glibc's malloc, an agent of up to 16 bytes a 144-byte chunk.
-const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 120);
+// Every agent has one, boxed: 112 bytes and the agent's value, so that an agent of up to 8
+// bytes fits a 128-byte chunk of glibc's malloc, one of up to 24 a 144-byte chunk.
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 112);
 
 /// The parts of a cell that only some agents use: state hooks, a supervised agent's factory,
 /// state time limits, multi-mbox subscriptions, observation, messages held until its coop has
@@ -557,7 +554,7 @@ impl<A: Agent> AgentCell<A> {
             shared.counters().unhandled.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(
                 target: "agentry::delivery",
-                agent = %self.ctx.id,
+                agent = %self.ctx.id(),
                 agent_type = shared.agent_type(),
                 message = payload.type_name(),
                 state = self.ctx.layout.states.name(self.ctx.state),
@@ -566,7 +563,7 @@ impl<A: Agent> AgentCell<A> {
             payload.take().reject(Undelivered::NoHandler);
             return Dispatched::Unhandled;
         };
-        let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
+        let previous = CURRENT_AGENT.replace(Some(shared.mbox_id));
         let agent = &mut self.agent;
         let ctx = &mut self.ctx;
         let ok = catch_unwind(AssertUnwindSafe(|| handler.call(agent, ctx, payload))).is_ok();
@@ -595,7 +592,7 @@ impl<A: Agent> AgentCell<A> {
             self.start();
         }
         if self.gate & STOPPED != 0 {
-            let id = Some(self.ctx.id);
+            let id = Some(self.ctx.id());
             return drop_message(self.shared(), id, source, payload, limit, self.stopped);
         }
         if self.gate & FAILED != 0 {
@@ -616,7 +613,7 @@ impl<A: Agent> AgentCell<A> {
             };
             if self.gate & STOPPED != 0 {
                 // Its coop failed to start meanwhile.
-                let id = Some(self.ctx.id);
+                let id = Some(self.ctx.id());
                 return drop_message(
                     self.shared(),
                     id,
@@ -626,7 +623,7 @@ impl<A: Agent> AgentCell<A> {
                     self.stopped,
                 );
             }
-            trace_kept(self.shared(), self.ctx.id, &held);
+            trace_kept(self.shared(), self.ctx.id(), &held);
             if let Starting::Holding { .. } = &self.starting {
                 self.extras.get_or_insert_with(Box::default).held.push(held);
             }
@@ -667,7 +664,7 @@ impl<A: Agent> AgentCell<A> {
             tracing::debug_span!(
                 target: "agentry::delivery",
                 "handle",
-                agent = %self.ctx.id,
+                agent = %self.ctx.id(),
                 agent_type = self.shared().agent_type(),
                 message,
                 mbox = %source
@@ -686,7 +683,7 @@ impl<A: Agent> AgentCell<A> {
         let sink = self.extras.as_ref().and_then(|x| x.observe.trace.as_ref());
         if let (Some(sink), Some((message, message_type))) = (sink, described) {
             sink.emit(&TraceRecord {
-                agent: Some(self.ctx.id),
+                agent: Some(self.ctx.id()),
                 agent_type: Some(self.shared().agent_type()),
                 mbox: Some(source),
                 message,
@@ -707,7 +704,7 @@ impl<A: Agent> AgentCell<A> {
     fn defer(&mut self, held: Held) {
         let restart =
             restartable(&mut self.extras).expect("invariant: only supervised agents fail");
-        restart.defer(self.ctx.mbox.shared(), self.ctx.id, held);
+        restart.defer(self.ctx.mbox.shared(), self.ctx.id(), held);
     }
 
     /// A holding agent takes a message: true if it must hold it too (its coop has not
@@ -729,7 +726,7 @@ impl<A: Agent> AgentCell<A> {
             Go::RolledBack => {
                 let held = self.settle();
                 self.stop(DropReason::StartFailed);
-                drop_all(self.shared(), self.ctx.id, held, DropReason::StartFailed);
+                drop_all(self.shared(), self.ctx.id(), held, DropReason::StartFailed);
                 true
             }
         }
@@ -764,7 +761,7 @@ impl<A: Agent> AgentCell<A> {
     /// Runs `f` with the agent and its context, catching a panic: `Err` with the panic's
     /// message if it panicked.
     fn catching<R>(&mut self, f: impl FnOnce(&mut A, &mut Ctx<A>) -> R) -> Result<R, String> {
-        let previous = CURRENT_AGENT.replace(Some(self.ctx.id));
+        let previous = CURRENT_AGENT.replace(Some(self.ctx.mbox.id()));
         let result = catch_unwind(AssertUnwindSafe(|| f(&mut self.agent, &mut self.ctx)));
         CURRENT_AGENT.set(previous);
         result.map_err(|payload| panic_message(&*payload))
@@ -790,7 +787,7 @@ impl<A: Agent> AgentCell<A> {
         shared.stats.rare().panics.fetch_add(1, Ordering::Relaxed);
         shared.counters().panics.fetch_add(1, Ordering::Relaxed);
         tracing::error!(
-            agent = %self.ctx.id,
+            agent = %self.ctx.id(),
             agent_type = shared.agent_type(),
             state = self.ctx.layout.states.name(self.ctx.state),
             reaction = ?self.panic_reaction,
@@ -827,7 +824,7 @@ impl<A: Agent> AgentCell<A> {
             .filter(|_| self.extras.as_ref().is_some_and(|x| x.restart.is_some()));
         match link {
             Some(link) => {
-                link.report_failure(self.ctx.id);
+                link.report_failure(self.ctx.id());
                 self.gate |= FAILED;
             }
             None => {
@@ -1021,7 +1018,7 @@ impl<A: Agent> AgentCell<A> {
             StartTicket::Registration { coop, index } => (coop, index),
             StartTicket::Restart => {
                 tracing::error!(
-                    agent = %self.ctx.id,
+                    agent = %self.ctx.id(),
                     agent_type = self.shared().agent_type(),
                     %failure,
                     "a restarted agent failed to start"
@@ -1033,7 +1030,7 @@ impl<A: Agent> AgentCell<A> {
         self.stop(DropReason::StartFailed);
         let agent_type = self.shared().agent_type();
         tracing::error!(
-            agent = %self.ctx.id,
+            agent = %self.ctx.id(),
             agent_type,
             coop = %self.ctx.coop(),
             %failure,
@@ -1060,7 +1057,7 @@ fn catch_hook<A>(
     ctx: &mut Ctx<A>,
     hook: &super::state::Hook<A>,
 ) -> Result<(), String> {
-    let previous = CURRENT_AGENT.replace(Some(ctx.id));
+    let previous = CURRENT_AGENT.replace(Some(ctx.mbox.id()));
     let result = catch_unwind(AssertUnwindSafe(|| hook(agent, ctx)));
     CURRENT_AGENT.set(previous);
     result.map_err(|payload| panic_message(&*payload))
@@ -1114,6 +1111,8 @@ impl<A: Agent> AgentCell<A> {
     fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
         self.finish_incarnation();
         self.host().watcher_gone(self.ctx.mbox.id());
+        // The ending incarnation's, for the log below (the binding moves on to the next).
+        let id = self.ctx.id();
         let next = cx.next_incarnation();
         let b = self
             .shared()
@@ -1149,7 +1148,7 @@ impl<A: Agent> AgentCell<A> {
                 .counters()
                 .panics
                 .fetch_add(1, Ordering::Relaxed);
-            tracing::error!(agent = %ctx.id, "agent panicked while being dropped");
+            tracing::error!(agent = %id, "agent panicked while being dropped");
         }
         let suspended = Suspended {
             coop: ctx.coop(),
@@ -1197,7 +1196,7 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     }
 
     fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) {
-        revoked(self.ctx.mbox.shared(), self.ctx.id, source, payload, limit);
+        revoked(self.ctx.mbox.shared(), self.ctx.id(), source, payload, limit);
     }
 
     fn on_finish(&mut self) -> Exit {
@@ -1211,12 +1210,12 @@ impl<A: Agent> AgentBody for AgentCell<A> {
             DropReason::CoopDeregistering
         };
         let held = self.settle();
-        drop_all(&shared, self.ctx.id, held, why);
+        drop_all(&shared, self.ctx.id(), held, why);
         if let Some(restart) = restartable(&mut self.extras) {
             let deferred = std::mem::take(&mut restart.deferred);
             drop_all(
                 &shared,
-                self.ctx.id,
+                self.ctx.id(),
                 deferred,
                 DropReason::CoopDeregistering,
             );

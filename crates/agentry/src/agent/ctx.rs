@@ -23,7 +23,6 @@ use std::sync::Arc;
 /// child coops, deregisters its coop or stops the environment.
 pub struct Ctx<A> {
     pub(crate) mbox: Mbox,
-    pub(crate) id: AgentId,
     /// The binder the agent was bound with (its child coops' default).
     pub(crate) binder: Binder,
     pub(crate) state: State,
@@ -52,9 +51,14 @@ impl<A: Agent> Ctx<A> {
         Addr::new(self.mbox.clone())
     }
 
-    /// The agent's id.
+    /// The agent's id (its current incarnation's: a supervised agent's restart gives it a new
+    /// one). Read from its binding, where its mbox's senders find it: the context keeps no
+    /// copy (8 bytes less in every agent).
     pub fn id(&self) -> AgentId {
-        self.id
+        self.mbox
+            .shared()
+            .binding()
+            .map_or(AgentId::UNATTACHED, |b| b.id())
     }
 
     /// The agent's coop.
@@ -121,7 +125,10 @@ impl<A: Agent> Ctx<A> {
 impl<A> fmt::Debug for Ctx<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
-            .field("agent", &self.id)
+            .field(
+                "agent",
+                &self.mbox.shared().binding().map(|b| b.id()),
+            )
             .field("coop", &self.mbox.shared().binding().map(|b| b.coop))
             .field("state", &self.state)
             .finish_non_exhaustive()

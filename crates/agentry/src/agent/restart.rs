@@ -239,7 +239,7 @@ impl<A: Agent> Suspended<A> {
         };
         let Suspended {
             mbox,
-            id,
+            id: _,
             coop: _,
             lease,
             binder,
@@ -265,7 +265,6 @@ impl<A: Agent> Suspended<A> {
                 .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
         }
         let mut body = cell.attach(Attach {
-            id,
             panic_reaction: parts.panic_reaction.unwrap_or(PanicReaction::Supervise),
             multi,
             observe,

@@ -271,21 +271,19 @@ impl EnvInner {
         // binding say the same.
         let timed = self.config.observe.time_handlers || cell.times_handlers();
         let handler_timing = timed.then_some(self.config.handler_sampling);
-        let target = self.slab.insert(&shared, |aref| {
-            cell.attach(Attach {
-                id: aref.id(),
-                panic_reaction: reaction,
-                multi: multi_keys,
-                observe: Observe {
-                    time_handlers: timed,
-                    ..self.config.observe.clone()
-                },
-                start: StartTicket::Registration {
-                    coop: start.clone(),
-                    index: u32::try_from(index).unwrap_or(u32::MAX),
-                },
-            })
+        let body = cell.attach(Attach {
+            panic_reaction: reaction,
+            multi: multi_keys,
+            observe: Observe {
+                time_handlers: timed,
+                ..self.config.observe.clone()
+            },
+            start: StartTicket::Registration {
+                coop: start.clone(),
+                index: u32::try_from(index).unwrap_or(u32::MAX),
+            },
         });
+        let target = self.slab.insert(&shared, body);
         let propagation = self.counters.propagation.as_ref();
         let queue_depth = self.config.queue_depth;
         let (type_rules, limits, multi) = match parts {

@@ -121,17 +121,14 @@ fn shared() -> Arc<Shared> {
     Arc::new(Shared::default())
 }
 
-/// Inserts a probe named `name@slot` (the body is built knowing its reference, as at
-/// registration).
+/// Inserts a probe named `name`.
 fn insert(
     slab: &AgentSlab,
     shared: &Arc<Shared>,
     name: &str,
     drops: &Arc<AtomicUsize>,
 ) -> AgentRef {
-    slab.insert(shared, |r| {
-        probe(format!("{name}@{}", r.id().slot()), drops)
-    })
+    slab.insert(shared, probe(name.to_owned(), drops))
 }
 
 /// The slab as the worker of some agents sees it. Each test uses it only for agents whose
@@ -189,7 +186,8 @@ fn a_body_is_reached_counted_looked_up_and_removed_through_its_reference() {
     let shared = shared();
     let r = insert(&slab, &shared, "a", &drops);
     assert_eq!(slab.live(), 1);
-    assert_eq!(worker.name(r).as_deref(), Some("a@0"));
+    assert_eq!(r.id().slot(), 0);
+    assert_eq!(worker.name(r).as_deref(), Some("a"));
     assert_eq!(worker.deliver(r, Payload::new(7u64)), Some(Taken::Handled));
     assert_eq!(
         worker.deliver(r, Payload::new("no")),
@@ -229,7 +227,7 @@ fn a_reused_slot_has_a_new_generation_and_stale_references_reach_nothing() {
     assert!(worker.take_body(old).is_none());
     assert!(worker.remove(old).is_none());
     assert!(slab.lookup::<Shared>(old.id()).is_none());
-    assert_eq!(worker.name(new).as_deref(), Some("new@0"));
+    assert_eq!(worker.name(new).as_deref(), Some("new"));
     assert!(Arc::ptr_eq(
         &slab.lookup::<Shared>(new.id()).expect("new"),
         &second
@@ -268,7 +266,7 @@ fn agents_across_segments_keep_their_slots_and_the_slab_drops_every_body_once() 
     for (i, r) in refs.iter().enumerate() {
         let prefix = if i % 3 == 0 { "h" } else { "g" };
         let name = worker.name(*r).expect("live");
-        assert!(name.starts_with(&format!("{prefix}{i}@")), "{name}");
+        assert_eq!(name, format!("{prefix}{i}"));
         assert!(slab.lookup::<Shared>(r.id()).is_some());
     }
     // Slot pointers into the second segment stay valid while more agents are added.
