@@ -324,29 +324,36 @@ pub struct DispatcherStats {
 /// Binds agents to a dispatcher. Obtained from a dispatcher handle, e.g.
 /// [`OneThreadDispatcher::binder`]; pass it to
 /// [`Coop::add_with`](crate::Coop::add_with) or [`Coop::set_binder`](crate::Coop::set_binder).
+///
+/// One pointer: each agent keeps the binder it was bound with (its child coops' default), and a
+/// clone shares the binder's kind (one reference count, as cloning a dispatcher handle does).
 #[derive(Clone, Debug)]
-pub struct Binder(BinderKind);
+pub struct Binder(Arc<BinderKind>);
 
-const _: () = assert!(std::mem::size_of::<Binder>() == 16);
+const _: () = assert!(std::mem::size_of::<Binder>() == 8);
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum BinderKind {
     /// The default dispatcher of the environment at this address, whatever it is (made on
     /// first use, see [`DefaultDispatcher`]).
     EnvDefault(usize),
     OneThread(one_thread::OneThreadDispatcher),
     ActiveObj(ActiveObjDispatcher),
-    /// The dispatcher and the group, behind one pointer: every other kind is one pointer, and
-    /// each agent keeps its binder (its child coops' default), so the binder stays 16 bytes.
-    ActiveGroup(Arc<(ActiveGroupDispatcher, Arc<str>)>),
+    /// The dispatcher and the group.
+    ActiveGroup(ActiveGroupDispatcher, Arc<str>),
     ThreadPool(thread_pool::ThreadPoolDispatcher),
     Prio(PrioOneThreadDispatcher),
 }
 
 impl Binder {
-    /// The binder of the default dispatcher of the environment at `env`.
+    fn of(kind: BinderKind) -> Self {
+        Binder(Arc::new(kind))
+    }
+
+    /// The binder of the default dispatcher of the environment at `env` (made once per
+    /// environment, `EnvInner::env_default_binder`).
     pub(crate) fn env_default(env: usize) -> Self {
-        Binder(BinderKind::EnvDefault(env))
+        Binder::of(BinderKind::EnvDefault(env))
     }
 
     /// Prepares the binding of an agent of priority `priority` (used by priority
@@ -356,7 +363,7 @@ impl Binder {
         scope: &mut BindScope<'_>,
         priority: Priority,
     ) -> Result<PreparedBinding, BindError> {
-        match &self.0 {
+        match &*self.0 {
             BinderKind::EnvDefault(env) => {
                 if *env != scope.env.address() {
                     return Err(BindError::OtherEnv("default".into()));
@@ -366,7 +373,7 @@ impl Binder {
             }
             BinderKind::OneThread(d) => d.prepare(scope, priority),
             BinderKind::ActiveObj(d) => d.prepare(scope),
-            BinderKind::ActiveGroup(group) => group.0.prepare(scope, &group.1),
+            BinderKind::ActiveGroup(d, group) => d.prepare(scope, group),
             BinderKind::ThreadPool(d) => d.prepare(scope),
             BinderKind::Prio(d) => d.prepare(scope, priority),
         }

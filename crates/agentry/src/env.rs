@@ -121,6 +121,9 @@ pub(crate) struct EnvInner {
     default: OnceLock<Binder>,
     /// Held while the default dispatcher is made, so that it is made once.
     making_default: Mutex<()>,
+    /// The binder that means "this environment's default dispatcher, whatever it is" (one per
+    /// environment: the coops that bind to it share it).
+    env_default_binder: OnceLock<Binder>,
     pub(crate) timers: Arc<TimerService>,
     /// The agents' classes, one per agent type (`mbox/class.rs`).
     classes: AgentClasses,
@@ -272,6 +275,7 @@ impl EnvInner {
             dispatchers: Mutex::new(Vec::new()),
             default: OnceLock::new(),
             making_default: Mutex::new(()),
+            env_default_binder: OnceLock::new(),
             timers: TimerService::new(
                 config.timer_engine,
                 config.clock.clone(),
@@ -284,6 +288,13 @@ impl EnvInner {
 
     pub(crate) fn address(&self) -> usize {
         self as *const EnvInner as usize
+    }
+
+    /// The binder of this environment's default dispatcher (see `env_default_binder`).
+    pub(crate) fn env_default_binder(&self) -> Binder {
+        self.env_default_binder
+            .get_or_init(|| Binder::env_default(self.address()))
+            .clone()
     }
 
     fn phase(&self) -> u8 {
@@ -717,7 +728,7 @@ impl EnvHandle {
     /// ([`EnvBuilder::default_dispatcher`], `one_thread` unless chosen otherwise; started when
     /// the first agent is bound to it).
     pub fn default_binder(&self) -> Binder {
-        Binder::env_default(self.0.address())
+        self.0.env_default_binder()
     }
 }
 

@@ -470,9 +470,10 @@ struct SizeProbe;
 
 impl Agent for SizeProbe {}
 
-// Every agent has one, boxed: 112 bytes and the agent's value, so that an agent of up to 8
-// bytes fits a 128-byte chunk of glibc's malloc, one of up to 24 a 144-byte chunk.
-const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 112);
+// Every agent has one, boxed: 104 bytes and the agent's value, so that a zero-sized agent
+// fits a 112-byte chunk of glibc's malloc, an agent of up to 16 bytes a 128-byte chunk, one
+// of up to 32 a 144-byte chunk.
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 104);
 
 /// The parts of a cell that only some agents use: state hooks, a supervised agent's factory,
 /// state time limits, multi-mbox subscriptions, observation, messages held until its coop has

@@ -86,10 +86,7 @@ impl ActiveGroupDispatcher {
 
     /// A binder for the agents of group `group`.
     pub fn binder(&self, group: &str) -> Binder {
-        Binder(BinderKind::ActiveGroup(Arc::new((
-            self.clone(),
-            Arc::from(group),
-        ))))
+        Binder::of(BinderKind::ActiveGroup(self.clone(), Arc::from(group)))
     }
 
     /// Groups that currently have a thread.

@@ -85,7 +85,7 @@ impl ActiveObjDispatcher {
 
     /// A binder that gives each agent bound with it a thread of its own.
     pub fn binder(&self) -> Binder {
-        Binder(BinderKind::ActiveObj(self.clone()))
+        Binder::of(BinderKind::ActiveObj(self.clone()))
     }
 
     /// Threads started so far (one per agent bound).

@@ -204,7 +204,7 @@ impl OneThreadDispatcher {
 
     /// A binder for agents that should run on this dispatcher.
     pub fn binder(&self) -> Binder {
-        Binder(BinderKind::OneThread(self.clone()))
+        Binder::of(BinderKind::OneThread(self.clone()))
     }
 
     /// The dispatcher's name.

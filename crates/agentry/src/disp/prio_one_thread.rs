@@ -121,7 +121,7 @@ impl PrioOneThreadDispatcher {
 
     /// A binder for agents served by this dispatcher (each at the priority it declared).
     pub fn binder(&self) -> Binder {
-        Binder(BinderKind::Prio(self.clone()))
+        Binder::of(BinderKind::Prio(self.clone()))
     }
 
     /// The dispatcher's counters.

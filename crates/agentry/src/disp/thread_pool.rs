@@ -240,7 +240,7 @@ impl ThreadPoolDispatcher {
 
     /// A binder for agents that should run on this pool.
     pub fn binder(&self) -> Binder {
-        Binder(BinderKind::ThreadPool(self.clone()))
+        Binder::of(BinderKind::ThreadPool(self.clone()))
     }
 
     /// The pool's counters.

@@ -128,7 +128,7 @@ impl EnvInner {
         // Phase 1: every agent defines itself and its cell is built, in the allocation that
         // holds it from then on. The coop's list of pending agents becomes the list of defined
         // ones in place (no per-agent temporary survives the definition).
-        let default = Binder::env_default(self.address());
+        let default = self.env_default_binder();
         let mut own_binders = own_binders.into_iter().peekable();
         let mut defined = agents
             .into_iter()
@@ -215,7 +215,7 @@ impl EnvInner {
         let shared = Arc::new(AgentShared::new(class));
         let me = Mbox::from_shared(Arc::clone(&shared));
         let at = Placement {
-            binder: binder.unwrap_or_else(|| Binder::env_default(self.address())),
+            binder: binder.unwrap_or_else(|| self.env_default_binder()),
         };
         let mut entry = define_agent(0, agent_type, || define_cell(agent, me, at, check, None))?;
         prepare_binding(&mut BindScope::new(&**self), 0, &mut entry)?;
