@@ -116,6 +116,13 @@ impl Binding {
         self.rare.as_deref().map_or(&NO_LIMITS, |rare| &rare.limits)
     }
 
+    /// True if a message to it takes a place under a limit (it has limits, or its depth is
+    /// tracked): for most agents, the one pointer test of the send path.
+    #[inline(always)]
+    fn takes_places(&self) -> bool {
+        self.rare.as_deref().is_some_and(|rare| !rare.limits.is_empty())
+    }
+
     /// How often its handlers are timed, if they are.
     pub(crate) fn handler_timing(&self) -> Option<HandlerSampling> {
         self.rare.as_deref()?.handler_timing
@@ -453,7 +460,7 @@ impl AgentShared {
             timer,
             context,
         } = queued;
-        let limit = if b.limits().is_empty() {
+        let limit = if !b.takes_places() {
             LimitSlot::NONE
         } else {
             match b.limits().acquire::<P>() {
