@@ -181,7 +181,11 @@ impl Mbox {
         }
         stats.queue_depth = self.0.binding().and_then(|b| b.limits().depth()).into();
         // Timed from its binding on; the counters exist from its first timed run.
-        if self.0.binding().is_some_and(|b| b.handler_timing().is_some()) {
+        if self
+            .0
+            .binding()
+            .is_some_and(|b| b.handler_timing().is_some())
+        {
             stats.handler_time = Tracked::Value(stats.handler_time.value().unwrap_or_default());
         }
         stats

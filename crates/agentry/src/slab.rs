@@ -310,7 +310,11 @@ impl AgentSlab {
     }
 
     /// Allocates a slot for a new agent whose shared part is `shared` and body `body`.
-    pub(crate) fn insert<O: Occupant>(&self, shared: &Arc<O>, body: Box<dyn AgentBody>) -> AgentRef {
+    pub(crate) fn insert<O: Occupant>(
+        &self,
+        shared: &Arc<O>,
+        body: Box<dyn AgentBody>,
+    ) -> AgentRef {
         let index = {
             let mut a = self.allocation.lock();
             match a.free.pop() {

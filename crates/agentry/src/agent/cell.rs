@@ -1197,7 +1197,13 @@ impl<A: Agent> AgentBody for AgentCell<A> {
     }
 
     fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot) {
-        revoked(self.ctx.mbox.shared(), self.ctx.id(), source, payload, limit);
+        revoked(
+            self.ctx.mbox.shared(),
+            self.ctx.id(),
+            source,
+            payload,
+            limit,
+        );
     }
 
     fn on_finish(&mut self) -> Exit {

@@ -125,10 +125,7 @@ impl<A: Agent> Ctx<A> {
 impl<A> fmt::Debug for Ctx<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
-            .field(
-                "agent",
-                &self.mbox.shared().binding().map(|b| b.id()),
-            )
+            .field("agent", &self.mbox.shared().binding().map(|b| b.id()))
             .field("coop", &self.mbox.shared().binding().map(|b| b.coop))
             .field("state", &self.state)
             .finish_non_exhaustive()

@@ -120,7 +120,9 @@ impl Binding {
     /// tracked): for most agents, the one pointer test of the send path.
     #[inline(always)]
     fn takes_places(&self) -> bool {
-        self.rare.as_deref().is_some_and(|rare| !rare.limits.is_empty())
+        self.rare
+            .as_deref()
+            .is_some_and(|rare| !rare.limits.is_empty())
     }
 
     /// How often its handlers are timed, if they are.
@@ -132,7 +134,9 @@ impl Binding {
     fn insend_panic_reaction(&self) -> PanicReaction {
         self.rare
             .as_deref()
-            .expect("invariant: an agent with insend handlers has type rules, kept in its rare part")
+            .expect(
+                "invariant: an agent with insend handlers has type rules, kept in its rare part",
+            )
             .panic_reaction
     }
 

@@ -232,21 +232,39 @@ fn a_single_handler_is_kept_inline_and_any_other_count_in_a_slice_both_found_by_
 
     let (layout, one) = table_of(own, &[small]).finish(&tree);
     assert!(matches!(one.handlers, Stored::One(_)));
-    assert!(one.lookup(&layout, own, own, small, State::DEFAULT).is_some());
-    assert!(one.lookup(&layout, own, own, ping, State::DEFAULT).is_none());
+    assert!(
+        one.lookup(&layout, own, own, small, State::DEFAULT)
+            .is_some()
+    );
+    assert!(
+        one.lookup(&layout, own, own, ping, State::DEFAULT)
+            .is_none()
+    );
     // Another mbox's message of the same type is not the own mbox's.
     let other = crate::ids::MboxId::next();
-    assert!(one.lookup(&layout, own, other, small, State::DEFAULT).is_none());
+    assert!(
+        one.lookup(&layout, own, other, small, State::DEFAULT)
+            .is_none()
+    );
 
     let (layout, two) = table_of(own, &[small, big]).finish(&tree);
     assert!(matches!(&two.handlers, Stored::Many(many) if many.len() == 2));
-    assert!(two.lookup(&layout, own, own, small, State::DEFAULT).is_some());
+    assert!(
+        two.lookup(&layout, own, own, small, State::DEFAULT)
+            .is_some()
+    );
     assert!(two.lookup(&layout, own, own, big, State::DEFAULT).is_some());
-    assert!(two.lookup(&layout, own, own, ping, State::DEFAULT).is_none());
+    assert!(
+        two.lookup(&layout, own, own, ping, State::DEFAULT)
+            .is_none()
+    );
 
     let (layout, none) = table_of(own, &[]).finish(&tree);
     assert!(matches!(&none.handlers, Stored::Many(many) if many.is_empty()));
-    assert!(none.lookup(&layout, own, own, small, State::DEFAULT).is_none());
+    assert!(
+        none.lookup(&layout, own, own, small, State::DEFAULT)
+            .is_none()
+    );
 }
 
 /// A distinct message type per `N`.
