@@ -325,7 +325,9 @@ impl<A: Agent> Define<A> {
 
     /// Measures the time this agent's handlers take (`AgentStats::handler_time`), whatever
     /// the environment's setting ([`EnvBuilder::handler_time`](crate::EnvBuilder::handler_time)).
-    /// Costs two clock reads per message.
+    /// The runs timed are the environment's sample
+    /// ([`EnvBuilder::handler_time_sampling`](crate::EnvBuilder::handler_time_sampling): one in
+    /// 256 by default, so a few messages may all go untimed); two clock reads per timed run.
     pub fn measure_handler_time(&mut self) -> &mut Self {
         self.time_handlers = true;
         self
