@@ -551,11 +551,8 @@ impl Core {
         for m in msgs {
             self.count_sent(m.kind);
         }
-        let requests = msgs
-            .iter()
-            .filter(|m| m.kind == OutKind::Request)
-            .filter_map(|m| m.request);
-        self.pending.mark_sent(requests);
+        self.pending
+            .mark_sent(msgs.iter().filter_map(|m| m.request));
     }
 
     fn count_sent(&self, kind: OutKind) {
