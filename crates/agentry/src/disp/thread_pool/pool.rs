@@ -59,13 +59,42 @@ use crate::sync::parker::Parker;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, OnceLock, Weak};
 
 thread_local! {
-    /// The pool this thread works for, with its index and local deque.
-    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    /// The worker this thread is, while it runs a pool's worker loop: the `Local` its
+    /// [`Enrolled`] owns; null on every other thread, and before and after the loop. A plain
+    /// pointer in a `Cell` (no `RefCell`'s borrow count, no destructor to register): a send
+    /// from a handler looks here once.
+    static LOCAL: Cell<*const Local> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Calls `f` with the calling thread's worker, if it is one.
+#[inline(always)]
+fn with_local<R>(f: impl FnOnce(Option<&Local>) -> R) -> R {
+    // SAFETY: `LOCAL` is non-null only between `Pool::enter` and the drop of the `Enrolled` it
+    // returned, on this thread, and that `Enrolled` owns the boxed `Local` it points to, so
+    // the `Local` is alive for the call. It is only ever shared (every field that changes is
+    // a `Cell`), and the reference cannot outlive `f`.
+    f(unsafe { LOCAL.get().as_ref() })
+}
+
+/// The calling thread's enrolment as a worker of a pool ([`Pool::enter`]): it owns the
+/// worker's `Local` and clears `LOCAL` when dropped (also when the worker unwinds). Not
+/// `Send`: it is dropped on the thread whose `LOCAL` points into it.
+pub(super) struct Enrolled {
+    local: Box<Local>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Enrolled {
+    fn drop(&mut self) {
+        debug_assert!(std::ptr::eq(LOCAL.get(), &*self.local));
+        LOCAL.set(std::ptr::null());
+    }
 }
 
 /// A queue a worker found to run.
@@ -121,7 +150,7 @@ impl Local {
 /// receive): on a pool worker, the queues its deque holds are handed to another worker
 /// (ground rules: affinity). Does nothing on any other thread.
 pub(crate) fn before_blocking() {
-    LOCAL.with_borrow(|local| {
+    with_local(|local| {
         if let Some(l) = local {
             l.pool.share_before_blocking(l);
         }
@@ -224,8 +253,8 @@ impl Pool {
     /// in a coop that shares one FIFO). A blocking wait for one of its agents would never
     /// end. (Otherwise another worker can serve the request, unless they are all blocked.)
     pub(super) fn is_served_by_current_thread(&self, queue: &AgentQueue) -> bool {
-        LOCAL.with_borrow(|l| {
-            l.as_ref().is_some_and(|l| {
+        with_local(|l| {
+            l.is_some_and(|l| {
                 std::ptr::eq(&*l.pool, self)
                     && (self.threads == 1 || l.running.get() == queue as *const AgentQueue as usize)
             })
@@ -235,7 +264,7 @@ impl Pool {
     /// Records which queue the calling worker runs (`None` between queues).
     pub(super) fn set_running(&self, queue: Option<&AgentQueue>) {
         let address = queue.map_or(0, |q| q as *const AgentQueue as usize);
-        LOCAL.with_borrow(|l| {
+        with_local(|l| {
             if let Some(l) = l {
                 l.running.set(address);
             }
@@ -249,7 +278,7 @@ impl Pool {
     #[inline]
     pub(super) fn notify(&self, queue: &Arc<AgentQueue>) {
         let on_worker = self.affinity
-            && LOCAL.with_borrow(|local| match local {
+            && with_local(|local| match local {
                 Some(l) if std::ptr::eq(&*l.pool, self) => {
                     if let Some(claimed) = queue.claim()
                         && let Some(displaced) = l.next.replace(Some(claimed))
@@ -272,7 +301,7 @@ impl Pool {
     /// Puts a queue made ready by a push into a ready queue: the deque of the calling worker
     /// (affinity off), or the injector.
     fn schedule(&self, queue: Arc<AgentQueue>) {
-        let scheduled = LOCAL.with_borrow(|local| match local {
+        let scheduled = with_local(|local| match local {
             Some(l) if std::ptr::eq(&*l.pool, self) => {
                 l.deque.push(queue);
                 Ok(())
@@ -301,7 +330,7 @@ impl Pool {
     /// ran: at the back of its deque, behind what waits there. It wakes another worker only
     /// if it now holds more than the one queue it takes next (ground rules: affinity).
     pub(super) fn reschedule_local(&self, queue: Arc<AgentQueue>) {
-        let scheduled = LOCAL.with_borrow(|local| match local {
+        let scheduled = with_local(|local| match local {
             Some(l) if std::ptr::eq(&*l.pool, self) => {
                 let alone = l.deque.is_empty() && l.next_is_empty();
                 l.deque.push(queue);
@@ -347,35 +376,35 @@ impl Pool {
     /// others' deques; every [`INJECTOR_INTERVAL`] activations the injector first, and the
     /// deque before the slot after [`NEXT_IN_A_ROW`] queues from the slot.
     pub(super) fn find_work(&self, index: usize) -> Option<Ready> {
-        let local = LOCAL.with_borrow(|l| {
-            let l = l.as_ref()?;
-            let activations = l.activations.get().wrapping_add(1);
-            l.activations.set(activations);
-            if activations % INJECTOR_INTERVAL == 0
-                && let Steal::Success(q) = self.injector.steal()
-            {
-                return Some(Ready::Scheduled(q));
+        with_local(|local| {
+            if let Some(l) = local {
+                let activations = l.activations.get().wrapping_add(1);
+                l.activations.set(activations);
+                if activations % INJECTOR_INTERVAL == 0
+                    && let Steal::Success(q) = self.injector.steal()
+                {
+                    return Some(Ready::Scheduled(q));
+                }
+                let own = match l.take_next() {
+                    Some(claimed) => Some(Ready::Claimed(claimed)),
+                    None => l.deque.pop().map(Ready::Scheduled),
+                };
+                if own.is_some() {
+                    return own;
+                }
             }
-            match l.take_next() {
-                Some(claimed) => Some(Ready::Claimed(claimed)),
-                None => l.deque.pop().map(Ready::Scheduled),
+            loop {
+                let steal = match local {
+                    Some(l) => self.injector.steal_batch_and_pop(&l.deque),
+                    None => self.injector.steal(),
+                };
+                match steal.or_else(|| self.steal_from_others(index)) {
+                    Steal::Success(q) => return Some(Ready::Scheduled(q)),
+                    Steal::Empty => return None,
+                    Steal::Retry => continue,
+                }
             }
-        });
-        if local.is_some() {
-            return local;
-        }
-        loop {
-            let steal = LOCAL.with_borrow(|l| match l {
-                Some(l) => self.injector.steal_batch_and_pop(&l.deque),
-                None => self.injector.steal(),
-            });
-            let steal = steal.or_else(|| self.steal_from_others(index));
-            match steal {
-                Steal::Success(q) => return Some(Ready::Scheduled(q)),
-                Steal::Empty => return None,
-                Steal::Retry => continue,
-            }
-        }
+        })
     }
 
     fn steal_from_others(&self, index: usize) -> Steal<Arc<AgentQueue>> {
@@ -433,25 +462,39 @@ impl Pool {
         }
     }
 
-    /// Installs worker `index`'s deque in the calling thread.
-    pub(super) fn enter(self: &Arc<Self>, index: usize, deque: Worker<Arc<AgentQueue>>) {
+    /// Makes the calling thread worker `index`, with its deque, until the returned
+    /// [`Enrolled`] is given to [`leave`](Self::leave) (or dropped, if the worker unwinds).
+    pub(super) fn enter(
+        self: &Arc<Self>,
+        index: usize,
+        deque: Worker<Arc<AgentQueue>>,
+    ) -> Enrolled {
+        assert!(
+            LOCAL.get().is_null(),
+            "invariant: a thread is the worker of one pool at a time"
+        );
         // SAFETY: called once, on worker `index`'s own thread, before it parks.
         unsafe { self.parkers[index].register_consumer() };
-        LOCAL.set(Some(Local {
+        let local = Box::new(Local {
             pool: Arc::clone(self),
             deque,
             next: Cell::new(None),
             next_streak: Cell::new(0),
             activations: Cell::new(0),
             running: Cell::new(0),
-        }));
+        });
+        LOCAL.set(&*local);
+        Enrolled {
+            local,
+            _not_send: PhantomData,
+        }
     }
 
     /// The calling worker leaves the closed pool, draining what was scheduled in the race
     /// with closing (ground rules). Its own deque and `next` slot are empty: it left its loop
     /// when it found no work, and only it pushes there.
-    pub(super) fn leave(&self) {
-        LOCAL.set(None);
+    pub(super) fn leave(&self, enrolled: Enrolled) {
+        drop(enrolled);
         fence(Ordering::SeqCst);
         let mut left = self.left.lock();
         self.drain_injector();

@@ -15,7 +15,7 @@ pub(super) fn run(
     slab: Arc<AgentSlab>,
     env_address: usize,
 ) {
-    pool.enter(index, deque);
+    let enrolled = pool.enter(index, deque);
     crate::disp::mark_worker_of(env_address);
     let backoff = Backoff::new();
     let mut searching = false;
@@ -50,7 +50,7 @@ pub(super) fn run(
     if searching {
         pool.stop_searching();
     }
-    pool.leave();
+    pool.leave(enrolled);
 }
 
 /// Runs one agent queue: at most `max_demands_at_once` demands, then puts it back if needed.
