@@ -297,6 +297,7 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
     ///
     /// At most one thread may be inside `pop` or [`is_empty`](Self::is_empty)
     /// at any time (the single consumer).
+    #[inline]
     pub(crate) unsafe fn pop(&self) -> Option<T> {
         self.head.pos.with_mut(|pos| {
             // SAFETY: single consumer (caller contract): nobody else touches `pos`.
@@ -310,17 +311,8 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
             // written; we move it out exactly once (the position advances below).
             let value = slot.value.with(|p| unsafe { p.read().assume_init() });
             if offset + 1 == CAP {
-                // SAFETY: the block is alive (retired only below).
-                let next = unsafe { (*block).next.load(Ordering::Acquire) };
-                assert!(
-                    !next.is_null(),
-                    "invariant: a block's last slot is written after its `next` link"
-                );
-                // SAFETY: single consumer.
-                unsafe { *pos = (next, 0) };
-                // SAFETY: every slot of `block` has been written and read: no producer
-                // accesses it any more, and the consumer has moved past it.
-                unsafe { self.retire(block) };
+                // SAFETY: single consumer; the block's last slot was just read.
+                unsafe { *pos = self.leave_block(block) };
             } else {
                 // SAFETY: single consumer.
                 unsafe { (*pos).1 = offset + 1 };
@@ -331,6 +323,27 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
             );
             Some(value)
         })
+    }
+
+    /// The consumer read the last slot of `block`: retires it and returns the position of the
+    /// next block's first slot. Out of line: once in `CAP` pops.
+    ///
+    /// # Safety
+    ///
+    /// Only the consumer, which just read the last slot of `block`, its current block.
+    #[cold]
+    #[inline(never)]
+    unsafe fn leave_block(&self, block: *mut Block<T, CAP>) -> (*mut Block<T, CAP>, usize) {
+        // SAFETY: the block is alive (retired only below).
+        let next = unsafe { (*block).next.load(Ordering::Acquire) };
+        assert!(
+            !next.is_null(),
+            "invariant: a block's last slot is written after its `next` link"
+        );
+        // SAFETY: every slot of `block` has been written and read: no producer accesses it any
+        // more, and the consumer moves past it (the caller stores the position returned).
+        unsafe { self.retire(block) };
+        (next, 0)
     }
 
     /// Resets `block` and keeps it as the spare (freeing a spare nobody took).

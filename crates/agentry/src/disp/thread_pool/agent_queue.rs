@@ -174,18 +174,32 @@ impl Running<'_> {
         self.queue
     }
 
-    /// The next demand.
+    /// The next demand. Inlined into the run loop: a demand returned through a call is
+    /// copied through the stack once more (the sorting path stays out of line).
+    #[inline(always)]
     pub(super) fn pop(&mut self) -> Option<Demand> {
         let queue = self.queue;
         // SAFETY: the run state gives this thread `sorted` (the `Sync` impl above); the borrow
         // ends before this returns.
-        let sorted = unsafe { &mut *queue.sorted.get() };
+        let sorted = unsafe { &*queue.sorted.get() };
         let sorting = sorted.as_ref().is_some_and(|s| !s.is_empty())
             // Relaxed: the count only picks the path; the demands synchronise through `demands`.
             || queue.raised_queued.load(Ordering::Relaxed) != 0;
-        if !sorting {
-            return self.take();
+        if sorting {
+            return self.pop_sorted();
         }
+        self.take()
+    }
+
+    /// [`pop`](Self::pop) once a raised demand was queued: everything waiting is sorted by
+    /// event priority first.
+    #[cold]
+    #[inline(never)]
+    fn pop_sorted(&mut self) -> Option<Demand> {
+        let queue = self.queue;
+        // SAFETY: the run state gives this thread `sorted` (the `Sync` impl above); the borrow
+        // ends before this returns, and `take` does not touch it.
+        let sorted = unsafe { &mut *queue.sorted.get() };
         let sorted = sorted.get_or_insert_with(Box::default);
         // Everything queued when this pop began joins `sorted` first, however long the
         // backlog: a raised demand is taken before every lower one queued before it. The
