@@ -24,20 +24,16 @@ use crate::reason::ExitReason;
 use crate::supervision::SupervisorShared;
 use crate::watch::table::WatchTable;
 use crate::watch::{Terminated, WatchTarget};
+use std::num::NonZeroU64;
 use std::sync::Arc;
-
-enum Status {
-    Registered,
-    Deregistering {
-        reason: DeregReason,
-        finishing: bool,
-    },
-}
 
 /// One registered coop. Kept small: a tree of 10^6 coops of one agent each (`Ctx::spawn`)
 /// holds 10^6 entries.
 struct Entry {
-    parent: Option<CoopId>,
+    /// Its parent's sequence number (`None`: a root coop) and slot, the two parts of the
+    /// parent's id, kept apart so that the slot packs with the other slots.
+    parent_seq: Option<NonZeroU64>,
+    parent_slot: u32,
     /// Its children, a list through their entries (`NO_SLOT`: none): a coop may have many
     /// children (an acceptor, a hub), each unlinked in constant time as it finishes, and a
     /// coop without children carries no set.
@@ -46,28 +42,58 @@ struct Entry {
     prev_sibling: u32,
     next_sibling: u32,
     live_agents: u32,
-    agents: Agents,
-    status: Status,
+    /// Why it is leaving, once its deregistration began (`None`: registered).
+    leaving: Option<DeregReason>,
+    /// Leaving, with its children gone: its agents have their finish demands.
+    finishing: bool,
     panic_reaction: PanicReaction,
-    /// What few coops have: deregistration listeners, a supervisor (one box, absent for
-    /// most: the entry stays 72 bytes).
+    /// Its agent, if it has exactly one (a coop started by `Ctx::spawn` or `register_agent`:
+    /// no allocation); the agents of any other coop are in its rare part.
+    one_agent: Option<Arc<AgentShared>>,
+    /// What few coops have: more than one agent, deregistration listeners, a supervisor (one
+    /// box, absent for most: the entry stays 56 bytes).
     rare: Option<Box<RareEntry>>,
 }
 
 /// The parts of a coop's entry that few coops have.
 #[derive(Default)]
 struct RareEntry {
+    /// Its agents in the order they were added, unless it has exactly one (then `one_agent`).
+    agents: Box<[Arc<AgentShared>]>,
     listeners: Vec<DeregListener>,
     /// What its supervisor publishes, if it supervises.
     supervisor: Option<Arc<SupervisorShared>>,
 }
 
-// Every registered coop has one (a tree of 10^6 coops of one agent each holds 10^6).
-const _: () = assert!(std::mem::size_of::<Entry>() <= 72);
+// Every registered coop has one (a tree of 10^6 coops of one agent each holds 10^6); with its
+// table slot's sequence number, 64 bytes.
+const _: () = assert!(std::mem::size_of::<Entry>() <= 56);
 
 impl Entry {
     fn has_children(&self) -> bool {
         self.first_child != NO_SLOT
+    }
+
+    fn is_registered(&self) -> bool {
+        self.leaving.is_none()
+    }
+
+    /// Leaving, but still waiting for its children.
+    fn waits_for_children(&self) -> bool {
+        self.leaving.is_some() && !self.finishing
+    }
+
+    fn parent(&self) -> Option<CoopId> {
+        self.parent_seq
+            .map(|seq| CoopId::in_slot(self.parent_slot, seq))
+    }
+
+    fn agents(&self) -> &[Arc<AgentShared>] {
+        match (&self.one_agent, &self.rare) {
+            (Some(agent), _) => std::slice::from_ref(agent),
+            (None, Some(rare)) => &rare.agents,
+            (None, None) => &[],
+        }
     }
 
     fn supervisor(&self) -> Option<&Arc<SupervisorShared>> {
@@ -75,8 +101,8 @@ impl Entry {
     }
 }
 
-/// A coop's agents, in the order they were added: one inline (no allocation: a coop started by
-/// `Ctx::spawn` or `register_agent`), or a boxed list.
+/// A new coop's agents, in the order they were added: one (kept inline in its entry: a coop
+/// started by `Ctx::spawn` or `register_agent`), or a boxed list (kept in its rare part).
 pub(crate) enum Agents {
     One(Arc<AgentShared>),
     Many(Box<[Arc<AgentShared>]>),
@@ -198,24 +224,21 @@ impl Registry {
 
     /// True unless `id` is registered and not being deregistered.
     pub(crate) fn is_leaving(&self, id: CoopId) -> bool {
-        !self
-            .coops
-            .get(id)
-            .is_some_and(|e| matches!(e.status, Status::Registered))
+        !self.coops.get(id).is_some_and(Entry::is_registered)
     }
 
     /// The agents of a registered coop, in the order they were added.
     pub(crate) fn agents_of(&self, id: CoopId) -> &[Arc<AgentShared>] {
-        self.coops.get(id).map_or(&[], |e| e.agents.as_slice())
+        self.coops.get(id).map_or(&[], Entry::agents)
     }
 
     /// What a snapshot shows of coop `id` (`snapshot.rs`), if it is in the registry.
     pub(crate) fn coop_for_report(&self, id: CoopId) -> Option<CoopView<'_>> {
         let e = self.coops.get(id)?;
         Some(CoopView {
-            parent: e.parent,
+            parent: e.parent(),
             live_agents: e.live_agents as usize,
-            deregistering: !matches!(e.status, Status::Registered),
+            deregistering: !e.is_registered(),
             supervisor: e.supervisor().map(|s| &**s),
         })
     }
@@ -281,23 +304,30 @@ impl Registry {
     ) -> Result<CoopId, RegisterError> {
         if let Some(p) = parent {
             let parent_entry = self.coops.get(p).ok_or(RegisterError::ParentNotFound(p))?;
-            if !matches!(parent_entry.status, Status::Registered) {
+            if !parent_entry.is_registered() {
                 return Err(RegisterError::ParentDeregistering(p));
             }
         }
         let live_agents = u32::try_from(agents.as_slice().len())
             .expect("invariant: fewer than 2^32 agents in a coop");
+        let (one_agent, more) = match agents {
+            Agents::One(agent) => (Some(agent), None),
+            Agents::Many(agents) => (None, Some(agents).filter(|a| !a.is_empty())),
+        };
         let id = self.coops.insert(|_| Entry {
-            parent,
+            parent_seq: parent.map(CoopId::seq),
+            parent_slot: parent.map_or(NO_SLOT, CoopId::slot),
             first_child: NO_SLOT,
             prev_sibling: NO_SLOT,
             next_sibling: NO_SLOT,
             live_agents,
-            agents,
-            status: Status::Registered,
+            leaving: None,
+            finishing: false,
             panic_reaction,
-            rare: (!listeners.is_empty() || supervisor.is_some()).then(|| {
+            one_agent,
+            rare: (more.is_some() || !listeners.is_empty() || supervisor.is_some()).then(|| {
                 Box::new(RareEntry {
+                    agents: more.unwrap_or_default(),
                     listeners,
                     supervisor,
                 })
@@ -331,7 +361,7 @@ impl Registry {
     pub(crate) fn roots(&self) -> Vec<CoopId> {
         self.coops
             .iter()
-            .filter(|(_, e)| e.parent.is_none())
+            .filter(|(_, e)| e.parent_seq.is_none())
             .map(|(id, _)| id)
             .collect()
     }
@@ -342,7 +372,7 @@ impl Registry {
         reason: DeregReason,
     ) -> Result<Actions, DeregisterError> {
         let entry = self.coops.get(id).ok_or(DeregisterError::NotFound(id))?;
-        if !matches!(entry.status, Status::Registered) {
+        if !entry.is_registered() {
             return Err(DeregisterError::AlreadyDeregistering(id));
         }
         let mut actions = Actions::default();
@@ -352,13 +382,10 @@ impl Registry {
             let Some(e) = self.coops.get_mut(c) else {
                 continue;
             };
-            if !matches!(e.status, Status::Registered) {
+            if !e.is_registered() {
                 continue;
             }
-            e.status = Status::Deregistering {
-                reason: why,
-                finishing: false,
-            };
+            e.leaving = Some(why);
             if !e.has_children() {
                 leaves.push(c);
                 continue;
@@ -377,9 +404,9 @@ impl Registry {
     /// watches fire and the watches it made are dropped (`watch.rs`).
     pub(crate) fn agent_finished(&mut self, coop: CoopId, agent: &AgentShared) -> Actions {
         let mut actions = Actions::default();
-        let reason = match self.coops.get(coop).map(|e| &e.status) {
-            Some(Status::Deregistering { reason, .. }) => ExitReason::from(*reason),
-            Some(Status::Registered) => ExitReason::Normal,
+        let reason = match self.coops.get(coop).map(|e| e.leaving) {
+            Some(Some(reason)) => ExitReason::from(reason),
+            Some(None) => ExitReason::Normal,
             None => ExitReason::Unknown,
         };
         agent.exit.set(reason);
@@ -395,7 +422,7 @@ impl Registry {
         };
         e.live_agents -= 1;
         if e.live_agents == 0 {
-            if matches!(e.status, Status::Registered) && e.has_children() {
+            if e.is_registered() && e.has_children() {
                 // Its last agent stopped itself: its children go first, then the coop.
                 if let Ok(more) = self.begin_deregistration(coop, DeregReason::Normal) {
                     actions.absorb(more);
@@ -412,13 +439,13 @@ impl Registry {
         let Some(e) = self.coops.get_mut(coop) else {
             return;
         };
-        if let Status::Deregistering { finishing, .. } = &mut e.status {
-            *finishing = true;
+        if e.leaving.is_some() {
+            e.finishing = true;
         }
         if e.live_agents == 0 {
             self.finalize(coop, actions);
         } else {
-            actions.finish.extend(e.agents.as_slice().iter().cloned());
+            actions.finish.extend(e.agents().iter().cloned());
         }
     }
 
@@ -426,16 +453,14 @@ impl Registry {
     fn finalize(&mut self, coop: CoopId, actions: &mut Actions) {
         let mut next = Some(coop);
         while let Some(c) = next.take() {
-            if let Some(p) = self.coops.get(c).and_then(|e| e.parent) {
+            if let Some(p) = self.coops.get(c).and_then(Entry::parent) {
                 self.unlink_child(p, c);
             }
             let Some(e) = self.coops.remove(c) else {
                 break;
             };
-            let reason = match e.status {
-                Status::Deregistering { reason, .. } => reason,
-                Status::Registered => DeregReason::Normal,
-            };
+            let reason = e.leaving.unwrap_or(DeregReason::Normal);
+            let parent = e.parent();
             self.watches
                 .fire(WatchTarget::Coop(c), reason.into(), &mut actions.terminated);
             tracing::debug!(coop = %c, ?reason, "coop deregistered");
@@ -445,25 +470,16 @@ impl Registry {
                 let event = CoopDeregistered { coop: c, reason };
                 actions.notify.push((rare.listeners, event));
             }
-            let Some(p) = e.parent else { continue };
+            let Some(p) = parent else { continue };
             let Some(pe) = self.coops.get_mut(p) else {
                 continue;
             };
-            let waiting = matches!(
-                pe.status,
-                Status::Deregistering {
-                    finishing: false,
-                    ..
-                }
-            );
-            if waiting && !pe.has_children() {
-                if let Status::Deregistering { finishing, .. } = &mut pe.status {
-                    *finishing = true;
-                }
+            if pe.waits_for_children() && !pe.has_children() {
+                pe.finishing = true;
                 if pe.live_agents == 0 {
                     next = Some(p);
                 } else {
-                    actions.finish.extend(pe.agents.as_slice().iter().cloned());
+                    actions.finish.extend(pe.agents().iter().cloned());
                 }
             }
         }
@@ -539,12 +555,25 @@ mod tests {
     }
 
     #[test]
-    fn one_agent_is_kept_inline_and_any_other_count_as_a_list_in_order() {
+    fn one_agent_is_kept_inline_and_any_other_count_in_the_rare_part_in_order() {
+        use super::Registry;
+
+        let mut registry = Registry::default();
         for n in [0, 1, 2, 5] {
             let made = agents(n);
             let kept: Agents = made.iter().cloned().collect();
             assert_eq!(matches!(kept, Agents::One(_)), n == 1, "{n} agents");
-            let ids: Vec<_> = kept.as_slice().iter().map(|a| a.mbox_id).collect();
+            let id = registry
+                .insert(None, kept, Vec::new(), crate::PanicReaction::Ignore, None)
+                .expect("a root coop");
+            let entry = registry.coops.get(id).expect("registered");
+            assert_eq!(entry.one_agent.is_some(), n == 1, "{n} agents");
+            assert_eq!(
+                entry.rare.is_some(),
+                n > 1,
+                "{n} agents: a box only for a list"
+            );
+            let ids: Vec<_> = registry.agents_of(id).iter().map(|a| a.mbox_id).collect();
             let expected: Vec<_> = made.iter().map(|a| a.mbox_id).collect();
             assert_eq!(ids, expected, "{n} agents, in the order they were added");
         }
