@@ -407,8 +407,8 @@ impl AgentStats {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let rare = |f: fn(&RareCounters) -> &AtomicU64| c.rare_if_any().map_or(0, |x| r(f(x)));
         AgentStats {
-            handled: r(&c.handled),
-            unhandled: r(&c.unhandled),
+            handled: rare(|x| &x.handled),
+            unhandled: rare(|x| &x.unhandled),
             insend_handled: rare(|x| &x.insend_handled),
             refused: rare(|x| &x.refused),
             limit_dropped: rare(|x| &x.limit_dropped),

@@ -215,13 +215,10 @@ impl<O: Occupant> Occupancy for Occupants<O> {
         let live = agents.live.take();
         if let Some(agent) = &live {
             // Published before the generation moves on (readers check it after reading).
-            let stats = agent.stats();
-            stats
-                .handled
-                .store(slot.handled.load(Ordering::Relaxed), Ordering::Relaxed);
-            stats
-                .unhandled
-                .store(slot.unhandled.load(Ordering::Relaxed), Ordering::Relaxed);
+            agent.stats().publish_final(
+                slot.handled.load(Ordering::Relaxed),
+                slot.unhandled.load(Ordering::Relaxed),
+            );
             agents.finished.push(Tombstone {
                 first: first(state),
                 last: current(state),

@@ -28,7 +28,7 @@ use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
 use crate::slab::body::{AgentBody, Control, Exit, Taken};
 use crate::slab::occupants::Occupant;
-use crate::stats::AgentCounters;
+use crate::stats::{AgentCounters, AgentStats};
 use crate::timer::token::TimerToken;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -202,8 +202,8 @@ fn a_body_is_reached_counted_looked_up_and_removed_through_its_reference() {
     assert_eq!(drops.load(Ordering::SeqCst), 0, "handed out, not dropped");
     drop(body);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert_eq!(shared.stats.handled.load(Ordering::Relaxed), 1);
-    assert_eq!(shared.stats.unhandled.load(Ordering::Relaxed), 1);
+    assert_eq!(AgentStats::read(&shared.stats).handled, 1);
+    assert_eq!(AgentStats::read(&shared.stats).unhandled, 1);
     assert_eq!(worker.name(r), None);
     assert_eq!(worker.deliver(r, Payload::new(8u64)), None);
     assert!(worker.remove(r).is_none());
@@ -328,7 +328,7 @@ fn a_restarted_occupant_keeps_its_slot_and_admits_demands_of_its_earlier_incarna
     // A finish demand made for the first incarnation removes the current one.
     drop(worker.remove(first).expect("removed"));
     assert_eq!(worker.name(second), None);
-    assert_eq!(shared.stats.handled.load(Ordering::Relaxed), 3);
+    assert_eq!(AgentStats::read(&shared.stats).handled, 3);
     // The next occupant's lineage begins after both: neither old reference reaches it.
     let next = insert(&slab, &shared, "next", &drops);
     assert_eq!(next.id().slot(), first.id().slot());
@@ -380,7 +380,7 @@ fn bodies_inserted_on_one_thread_run_on_their_workers_while_others_look_them_up(
     assert_eq!(slab.live(), 2);
     assert_eq!(drops.load(Ordering::SeqCst), AGENTS);
     // Every agent shares `shared`: the last one removed published its count.
-    assert_eq!(shared.stats.handled.load(Ordering::Relaxed), MESSAGES);
+    assert_eq!(AgentStats::read(&shared.stats).handled, MESSAGES);
 }
 
 #[test]

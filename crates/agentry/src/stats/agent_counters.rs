@@ -1,6 +1,6 @@
 //! An agent's own counters (`AgentCounters`), kept in its direct mbox's shared part and read
-//! by [`AgentStats`](crate::AgentStats): `handled` / `unhandled` published when the agent
-//! leaves, the rare ones in a box made by the first count.
+//! by [`AgentStats`](crate::AgentStats): one box, made by the first rare count or by the
+//! agent's leaving with messages counted (its final `handled` / `unhandled`).
 
 use crate::stats::{HandlerSampling, HandlerTimes};
 use once_cell::race::OnceBox;
@@ -11,24 +11,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Per-agent counters, readable from any thread.
 ///
 /// While the agent lives, `handled` and `unhandled` are counted in its slot (the line its
-/// worker touches anyway, see `slab.rs`); they are copied here when it leaves. The others
-/// count what most agents never see (refusals, drops, panics, insend handlers, restarts,
-/// handler time): they live in a box made by the first count, so an agent that never needs
-/// them does not carry them.
+/// worker touches anyway, see `slab.rs`); they are copied into the box when it leaves, if
+/// either is not 0. The others count what most agents never see (refusals, drops, panics,
+/// insend handlers, restarts, handler time). All live in a box made by the first count, so
+/// a live agent carries one pointer here (every agent has a shared part: 16 bytes less kept
+/// its 136-byte part out of a 144-byte chunk).
 #[derive(Default)]
 pub(crate) struct AgentCounters {
-    /// Final count, published when the agent leaves.
-    pub(crate) handled: AtomicU64,
-    /// Final count, published when the agent leaves.
-    pub(crate) unhandled: AtomicU64,
     /// One pointer (not `OnceLock<Box<_>>`, two words): two threads counting the first rare
     /// event at once may both make a box; one is kept, the other dropped before it counts.
     rare: OnceBox<RareCounters>,
 }
 
-/// The counters of [`AgentCounters`] that most agents never touch.
+/// The counters of [`AgentCounters`]: the final counts of a gone agent, and those that most
+/// agents never touch.
 #[derive(Default)]
 pub(crate) struct RareCounters {
+    /// Final count, published when the agent leaves.
+    pub(crate) handled: AtomicU64,
+    /// Final count, published when the agent leaves.
+    pub(crate) unhandled: AtomicU64,
     pub(crate) insend_handled: AtomicU64,
     pub(crate) refused: AtomicU64,
     pub(crate) limit_dropped: AtomicU64,
@@ -208,6 +210,18 @@ impl AgentCounters {
         let rare = self.rare();
         rare.limit_dropped.fetch_add(1, Ordering::Relaxed);
         rare.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The agent left having handled `handled` messages and left `unhandled` unhandled: its
+    /// final counts, published (a box is made only if either is not 0).
+    pub(crate) fn publish_final(&self, handled: u64, unhandled: u64) {
+        let counters = match self.rare.get() {
+            Some(rare) => rare,
+            None if handled == 0 && unhandled == 0 => return,
+            None => self.rare(),
+        };
+        counters.handled.store(handled, Ordering::Relaxed);
+        counters.unhandled.store(unhandled, Ordering::Relaxed);
     }
 
     /// The rare counters if any was counted yet.
