@@ -406,9 +406,10 @@ impl AgentStats {
     pub(crate) fn read(c: &AgentCounters) -> Self {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let rare = |f: fn(&RareCounters) -> &AtomicU64| c.rare_if_any().map_or(0, |x| r(f(x)));
+        let (handled, unhandled) = c.final_counts();
         AgentStats {
-            handled: rare(|x| &x.handled),
-            unhandled: rare(|x| &x.unhandled),
+            handled,
+            unhandled,
             insend_handled: rare(|x| &x.insend_handled),
             refused: rare(|x| &x.refused),
             limit_dropped: rare(|x| &x.limit_dropped),
