@@ -108,8 +108,8 @@ use crate::demand::Demand;
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 
 /// Something the environment closes at shutdown so that its threads exit (an engine queue, a
 /// thread pool): each dispatcher registers its closer with its env as it is built.
@@ -155,12 +155,39 @@ pub(crate) trait DispatcherCore: Send + Sync {
 }
 
 /// Keeps a dispatcher alive, and counted as serving one more agent, while an agent is bound.
-pub(crate) struct Lease(Arc<dyn DispatcherCore>);
+/// One pointer (every agent's cell keeps one): to its dispatcher's [`LeaseSource`], not to the
+/// core itself, which is a `dyn` (two words).
+pub(crate) struct Lease(Arc<Arc<dyn DispatcherCore>>);
 
-impl Lease {
+/// Where a dispatcher's leases come from: its core behind one more pointer, so that a lease is
+/// thin. A dispatcher's handles share one (clones of the handle, clones of this).
+#[derive(Clone)]
+pub(crate) struct LeaseSource(Arc<Arc<dyn DispatcherCore>>);
+
+impl LeaseSource {
     pub(crate) fn new(core: Arc<dyn DispatcherCore>) -> Self {
-        core.bound_agents().fetch_add(1, Ordering::Relaxed);
-        Lease(core)
+        LeaseSource(Arc::new(core))
+    }
+
+    /// A lease for one more agent.
+    pub(crate) fn lease(&self) -> Lease {
+        self.0.bound_agents().fetch_add(1, Ordering::Relaxed);
+        Lease(Arc::clone(&self.0))
+    }
+
+    /// The source, without keeping the dispatcher alive (see [`WeakLeaseSource::upgrade`]).
+    pub(crate) fn downgrade(&self) -> WeakLeaseSource {
+        WeakLeaseSource(Arc::downgrade(&self.0))
+    }
+}
+
+/// A [`LeaseSource`] that does not keep its dispatcher alive.
+pub(crate) struct WeakLeaseSource(Weak<Arc<dyn DispatcherCore>>);
+
+impl WeakLeaseSource {
+    /// The source, while a handle or a lease keeps it.
+    pub(crate) fn upgrade(&self) -> Option<LeaseSource> {
+        self.0.upgrade().map(LeaseSource)
     }
 }
 

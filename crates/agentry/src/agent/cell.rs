@@ -154,6 +154,17 @@ pub(crate) struct Defined {
     /// [`Binding`](crate::mbox::direct::Binding); `None` when it declared none of them (most
     /// agents: nothing per agent is kept for them between the definition and the commit).
     pub(crate) sender: Option<Box<SenderParts>>,
+    /// What its definition declared that only its registration reads.
+    pub(crate) declared: Declared,
+}
+
+/// What a definition declared that only the agent's registration reads (kept out of the cell).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Declared {
+    /// The priority its binding is prepared with.
+    pub(crate) priority: Priority,
+    /// It asked for its handlers to be timed (`Define::measure_handler_time`).
+    pub(crate) time_handlers: bool,
 }
 
 /// A defined agent's cell before the commit.
@@ -162,10 +173,6 @@ pub(crate) trait DefinedAgent: Send {
     fn shared(&self) -> &Arc<AgentShared>;
     /// The binder the agent is bound with.
     fn binder(&self) -> &Binder;
-    /// The priority the agent declared (for binding).
-    fn priority(&self) -> Priority;
-    /// Its definition asked for its handlers to be timed (`Define::measure_handler_time`).
-    fn times_handlers(&self) -> bool;
     /// Keeps the agent's dispatcher alive from its prepared binding on (dropping the cell
     /// before the commit gives it back: a rolled-back registration).
     fn hold_lease(&mut self, lease: Lease);
@@ -199,12 +206,8 @@ pub(crate) struct Attach {
 /// Where an agent reports the outcome of its start (`agent/start.rs`).
 pub(crate) enum StartTicket {
     /// Its coop's registration: the coop's start when siblings or a waiting registration
-    /// share it (`None`: the agent's own outcome is the verdict), and the agent's position in
-    /// the coop.
-    Registration {
-        coop: Option<Arc<CoopStart>>,
-        index: u32,
-    },
+    /// share it (`None`: the agent's own outcome is the verdict).
+    Registration { coop: Option<Arc<CoopStart>> },
     /// A supervisor's restart: a failed start is a failure of the agent, reported like a panic.
     Restart,
 }
@@ -221,14 +224,19 @@ pub(crate) fn define_cell<A: Agent>(
     let mut def = Define::new(me, expected);
     Agent::define(&mut agent, &mut def)?;
     check(&def)?;
-    let (cell, sender) = AgentCell::defined(agent, def, restart, at);
-    Ok(Defined { cell, sender })
+    let (cell, sender, declared) = AgentCell::defined(agent, def, restart, at);
+    Ok(Defined {
+        cell,
+        sender,
+        declared,
+    })
 }
 
 impl<A: Agent> AgentCell<A> {
     /// The cell of `agent` as `def` defined it, placed `at`; its layout is shared through its
     /// class (`agent/layout.rs`). Returns the parts of the definition that senders use apart,
-    /// boxed, or `None` if it declared none of them (nothing is moved or dropped for them). The
+    /// boxed, or `None` if it declared none of them (nothing is moved or dropped for them),
+    /// and what only its registration reads. The
     /// cell runs nothing before [`attach`](DefinedAgent::attach)
     /// completes it (it has no id, lease or start ticket until then).
     pub(super) fn defined(
@@ -236,7 +244,7 @@ impl<A: Agent> AgentCell<A> {
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
         at: Placement,
-    ) -> (Box<Self>, Option<Box<SenderParts>>) {
+    ) -> (Box<Self>, Option<Box<SenderParts>>, Declared) {
         let Define {
             me,
             states,
@@ -305,15 +313,17 @@ impl<A: Agent> AgentCell<A> {
             }),
             panic_reaction: PanicReaction::Ignore,
             lease: None,
-            starting: Starting::Defined {
-                priority,
-                time_handlers,
-            },
+            coop_start: None,
+            phase: StartPhase::Defined,
             started: false,
             entered: false,
             stopped: DropReason::AgentFailed,
         });
-        (cell, sender)
+        let declared = Declared {
+            priority,
+            time_handlers,
+        };
+        (cell, sender, declared)
     }
 }
 
@@ -326,20 +336,6 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         &self.ctx.binder
     }
 
-    fn priority(&self) -> Priority {
-        match self.starting {
-            Starting::Defined { priority, .. } => priority,
-            _ => unreachable!("invariant: a cell is bound before it is attached"),
-        }
-    }
-
-    fn times_handlers(&self) -> bool {
-        match self.starting {
-            Starting::Defined { time_handlers, .. } => time_handlers,
-            _ => unreachable!("invariant: a cell is bound before it is attached"),
-        }
-    }
-
     fn hold_lease(&mut self, lease: Lease) {
         self.lease = Some(lease);
     }
@@ -349,7 +345,7 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         // decision its binding's `handler_timing` holds too), or a restart carried it over.
         let observe = attach.observe;
         assert!(
-            matches!(self.starting, Starting::Defined { .. }),
+            self.phase == StartPhase::Defined,
             "invariant: a cell is attached once"
         );
         let has_time_limits = self.ctx.layout.states.has_time_limits();
@@ -368,27 +364,36 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
             x.observe = observe;
         }
         self.panic_reaction = attach.panic_reaction;
-        self.starting = Starting::Pending(attach.start);
+        self.phase = match attach.start {
+            StartTicket::Registration { coop } => {
+                self.coop_start = coop;
+                StartPhase::Pending
+            }
+            StartTicket::Restart => StartPhase::PendingRestart,
+        };
         self
     }
 }
 
-/// Where an agent is in its start (`agent/start.rs`).
-enum Starting {
-    /// Defined, not yet attached ([`DefinedAgent::attach`]): what its definition declared
-    /// that only its registration reads (the priority its binding is prepared with, and
-    /// whether it asked for its handlers to be timed, `Define::measure_handler_time`).
-    Defined {
-        priority: Priority,
-        time_handlers: bool,
-    },
-    /// Not started yet: where its start is to be reported.
-    Pending(StartTicket),
+/// Where an agent is in its start (`agent/start.rs`). Its coop's start, if it reports to one,
+/// is the cell's `coop_start` (one pointer beside this byte: an enum carrying it would take 16
+/// bytes of every cell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StartPhase {
+    /// Defined, not yet attached ([`DefinedAgent::attach`]).
+    Defined,
+    /// Not started yet: its start is reported to its coop's start (`coop_start`), or is the
+    /// verdict on its own (none).
+    Pending,
+    /// Not started yet, restarted by its supervisor: a failed start is a failure of the
+    /// agent, reported like a panic.
+    PendingRestart,
     /// Started while a sibling has not: it holds the messages it takes, in the order they
-    /// came, until its coop has started. Every agent of a coop but the last to start passes
-    /// through here, and an idle one stays until its first message. What it holds goes to
-    /// its extras (`Extras::held`), made by the first message held if it has none.
-    Holding { coop: Arc<CoopStart> },
+    /// came, until its coop (`coop_start`) has started. Every agent of a coop but the last to
+    /// start passes through here, and an idle one stays until its first message. What it
+    /// holds goes to its extras (`Extras::held`), made by the first message held if it has
+    /// none.
+    Holding,
     /// Its start is settled (whatever the outcome).
     Settled,
 }
@@ -455,8 +460,10 @@ pub(super) struct AgentCell<A: Agent> {
     panic_reaction: PanicReaction,
     /// Keeps its dispatcher alive (`None` only before [`DefinedAgent::attach`]).
     lease: Option<Lease>,
+    /// Its coop's start while it is `Pending` (if it reports to one) or `Holding`.
+    coop_start: Option<Arc<CoopStart>>,
     /// Where it is in its start (`HELD` while `Holding`).
-    starting: Starting,
+    phase: StartPhase,
     /// Its `on_start` succeeded: `on_finish` is due.
     started: bool,
     /// It entered its initial states: they are left when it finishes.
@@ -470,10 +477,10 @@ struct SizeProbe;
 
 impl Agent for SizeProbe {}
 
-// Every agent has one, boxed: 104 bytes and the agent's value, so that a zero-sized agent
-// fits a 112-byte chunk of glibc's malloc, an agent of up to 16 bytes a 128-byte chunk, one
-// of up to 32 a 144-byte chunk.
-const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 104);
+// Every agent has one, boxed: 88 bytes and the agent's value, so that a zero-sized agent
+// fits a 96-byte chunk of glibc's malloc, an agent of up to 16 bytes a 112-byte chunk, one of
+// up to 32 a 128-byte chunk.
+const _: () = assert!(std::mem::size_of::<AgentCell<SizeProbe>>() <= 88);
 
 /// The parts of a cell that only some agents use: state hooks, a supervised agent's factory,
 /// state time limits, multi-mbox subscriptions, observation, messages held until its coop has
@@ -490,7 +497,7 @@ struct Extras<A: Agent> {
     limit_timers: Vec<ActiveLimit>,
     multi: Vec<(MultiMbox, TypeId)>,
     observe: Observe,
-    /// What it took while holding (`Starting::Holding`), in the order it came; not empty once
+    /// What it took while holding (`StartPhase::Holding`), in the order it came; not empty once
     /// it held one (so its coop knows it must release it).
     held: Vec<Held>,
 }
@@ -625,7 +632,7 @@ impl<A: Agent> AgentCell<A> {
                 );
             }
             trace_kept(self.shared(), self.ctx.id(), &held);
-            if let Starting::Holding { .. } = &self.starting {
+            if self.phase == StartPhase::Holding {
                 self.extras.get_or_insert_with(Box::default).held.push(held);
             }
             return Taken::Deferred;
@@ -712,7 +719,7 @@ impl<A: Agent> AgentCell<A> {
     /// started, or has and its release demand — which handles what it holds first — is on the
     /// way). Stops the agent if its coop failed to start.
     fn still_holding(&mut self) -> bool {
-        let Starting::Holding { coop } = &self.starting else {
+        let (StartPhase::Holding, Some(coop)) = (self.phase, &self.coop_start) else {
             unreachable!("invariant: HELD is set exactly while the agent is holding");
         };
         // Never emptied while holding: not empty once a message was held.
@@ -743,13 +750,17 @@ impl<A: Agent> AgentCell<A> {
     /// The agent's start is settled: it holds nothing more; returns what it held.
     fn settle(&mut self) -> Vec<Held> {
         self.gate &= !HELD;
-        match std::mem::replace(&mut self.starting, Starting::Settled) {
-            Starting::Holding { .. } => self
+        self.coop_start = None;
+        match std::mem::replace(&mut self.phase, StartPhase::Settled) {
+            StartPhase::Holding => self
                 .extras
                 .as_mut()
                 .map(|x| std::mem::take(&mut x.held))
                 .unwrap_or_default(),
-            Starting::Defined { .. } | Starting::Pending(_) | Starting::Settled => Vec::new(),
+            StartPhase::Defined
+            | StartPhase::Pending
+            | StartPhase::PendingRestart
+            | StartPhase::Settled => Vec::new(),
         }
     }
 
@@ -935,15 +946,15 @@ impl<A: Agent> AgentCell<A> {
     /// (`agent/start.rs`).
     fn start(&mut self) {
         self.gate &= !NOT_STARTED;
-        let ticket = match std::mem::replace(&mut self.starting, Starting::Settled) {
-            Starting::Pending(ticket) => ticket,
-            Starting::Defined { .. } | Starting::Holding { .. } | Starting::Settled => {
+        let restart = match std::mem::replace(&mut self.phase, StartPhase::Settled) {
+            StartPhase::Pending => false,
+            StartPhase::PendingRestart => true,
+            StartPhase::Defined | StartPhase::Holding | StartPhase::Settled => {
                 unreachable!("invariant: an agent starts once")
             }
         };
-        if let StartTicket::Registration {
-            coop: Some(coop), ..
-        } = &ticket
+        let coop = self.coop_start.take();
+        if let Some(coop) = &coop
             && coop.has_failed()
         {
             // A sibling failed first: this agent never starts (nor finishes).
@@ -954,21 +965,20 @@ impl<A: Agent> AgentCell<A> {
             Ok(()) => {
                 self.started = true;
                 self.apply_pending();
-                if let StartTicket::Registration {
-                    coop: Some(coop), ..
-                } = ticket
-                {
+                if let Some(coop) = coop {
                     match coop.started() {
                         Go::Run => {}
                         Go::Hold => {
                             self.gate |= HELD;
-                            self.starting = Starting::Holding { coop };
+                            self.phase = StartPhase::Holding;
+                            self.coop_start = Some(coop);
                         }
                         Go::RolledBack => self.stop(DropReason::StartFailed),
                     }
                 }
             }
-            Err(failure) => self.start_failed(ticket, failure),
+            Err(failure) if restart => self.restart_failed(failure),
+            Err(failure) => self.start_failed(coop, failure),
         }
     }
 
@@ -1005,9 +1015,8 @@ impl<A: Agent> AgentCell<A> {
         Err(outcome)
     }
 
-    /// The agent failed to start: its coop is rolled back (a registration), or its supervisor
-    /// told (a restart).
-    fn start_failed(&mut self, ticket: StartTicket, failure: StartFailure) {
+    /// A failed start's panic is counted as the agent's, and aborts if that is its reaction.
+    fn count_start_panic(&mut self, failure: &StartFailure) {
         if let StartFailure::Panicked(_) = failure {
             self.count_panic();
             if self.panic_reaction == PanicReaction::Abort {
@@ -1015,19 +1024,24 @@ impl<A: Agent> AgentCell<A> {
                     .react_to_agent_panic(PanicReaction::Abort, self.ctx.coop());
             }
         }
-        let (coop, index) = match ticket {
-            StartTicket::Registration { coop, index } => (coop, index),
-            StartTicket::Restart => {
-                tracing::error!(
-                    agent = %self.ctx.id(),
-                    agent_type = self.shared().agent_type(),
-                    %failure,
-                    "a restarted agent failed to start"
-                );
-                self.react_to_failure();
-                return;
-            }
-        };
+    }
+
+    /// A restarted agent failed to start: its supervisor is told, as of a panic.
+    fn restart_failed(&mut self, failure: StartFailure) {
+        self.count_start_panic(&failure);
+        tracing::error!(
+            agent = %self.ctx.id(),
+            agent_type = self.shared().agent_type(),
+            %failure,
+            "a restarted agent failed to start"
+        );
+        self.react_to_failure();
+    }
+
+    /// The agent failed to start at its registration: its coop is rolled back. `coop` is the
+    /// coop's start it reports to, if any (else its failure is the verdict on its own).
+    fn start_failed(&mut self, coop: Option<Arc<CoopStart>>, failure: StartFailure) {
+        self.count_start_panic(&failure);
         self.stop(DropReason::StartFailed);
         let agent_type = self.shared().agent_type();
         tracing::error!(
@@ -1037,9 +1051,10 @@ impl<A: Agent> AgentCell<A> {
             %failure,
             "agent failed to start; its coop is rolled back"
         );
+        let mbox_id = self.shared().mbox_id;
         let first = coop.is_none_or(|coop| {
             coop.failed(Failed {
-                index: index as usize,
+                index: coop.position_of(mbox_id),
                 agent_type,
                 failure,
             })

@@ -6,19 +6,19 @@
 //! new one.
 
 use super::engine::Policy;
-use super::one_thread::{Core, OneThreadDispatcher};
+use super::one_thread::{OneThreadDispatcher, WeakOneThread};
 use super::{BindScope, Binder, BinderKind, DispatcherEnv, PreparedBinding, check_name};
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 struct Inner {
     env: usize,
     name: String,
-    groups: Mutex<HashMap<Arc<str>, Weak<Core>>>,
+    groups: Mutex<HashMap<Arc<str>, WeakOneThread>>,
 }
 
 /// Settings of an `active_group` dispatcher ([`ActiveGroupDispatcher::builder`]): only its
@@ -95,7 +95,7 @@ impl ActiveGroupDispatcher {
             .groups
             .lock()
             .values()
-            .filter(|g| g.strong_count() > 0)
+            .filter(|g| g.upgrade().is_some())
             .count()
     }
 
@@ -108,9 +108,9 @@ impl ActiveGroupDispatcher {
             return Err(BindError::OtherEnv(self.0.name.clone()));
         }
         let mut groups = self.0.groups.lock();
-        groups.retain(|_, g| g.strong_count() > 0);
-        let thread = match groups.get(group).and_then(Weak::upgrade) {
-            Some(core) => OneThreadDispatcher::from_core(core),
+        groups.retain(|_, g| g.upgrade().is_some());
+        let thread = match groups.get(group).and_then(WeakOneThread::upgrade) {
+            Some(thread) => thread,
             None => {
                 let thread = OneThreadDispatcher::spawn(
                     scope.env,
@@ -119,7 +119,7 @@ impl ActiveGroupDispatcher {
                     Policy::Fifo,
                 )
                 .map_err(|e| BindError::Spawn(e.to_string()))?;
-                groups.insert(Arc::clone(group), Arc::downgrade(thread.core()));
+                groups.insert(Arc::clone(group), thread.downgrade());
                 thread
             }
         };

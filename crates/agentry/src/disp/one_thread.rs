@@ -6,7 +6,7 @@ use super::engine::worker_thread;
 use super::engine::{Driver, Policy, Queue};
 use super::{
     BindScope, Binder, BinderKind, Closable, DispatcherCore, DispatcherEnv, DispatcherHost,
-    DispatcherStats, EventQueue, Lease, PreparedBinding, check_name,
+    DispatcherStats, EventQueue, LeaseSource, PreparedBinding, WeakLeaseSource, check_name,
 };
 use crate::error::{BindError, BuildError};
 use crate::priority::Priority;
@@ -144,7 +144,7 @@ impl OneThreadBuilder {
 /// env.run();
 /// ```
 #[derive(Clone)]
-pub struct OneThreadDispatcher(Arc<Core>);
+pub struct OneThreadDispatcher(Arc<Core>, LeaseSource);
 
 impl OneThreadDispatcher {
     /// Settings for a new dispatcher named `name` (it has none but its name; see
@@ -191,15 +191,14 @@ impl OneThreadDispatcher {
             bound: AtomicUsize::new(0),
         });
         host.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
-        OneThreadDispatcher(core)
+        let leases = LeaseSource::new(Arc::clone(&core) as Arc<dyn DispatcherCore>);
+        OneThreadDispatcher(core, leases)
     }
 
-    pub(crate) fn from_core(core: Arc<Core>) -> Self {
-        OneThreadDispatcher(core)
-    }
-
-    pub(crate) fn core(&self) -> &Arc<Core> {
-        &self.0
+    /// The dispatcher, without keeping it alive: a group of `active_group` is kept by its
+    /// agents' leases only.
+    pub(crate) fn downgrade(&self) -> WeakOneThread {
+        WeakOneThread(Arc::downgrade(&self.0), self.1.downgrade())
     }
 
     /// A binder for agents that should run on this dispatcher.
@@ -232,8 +231,18 @@ impl OneThreadDispatcher {
         }
         Ok(PreparedBinding {
             queue: EventQueue::OneThread(Arc::clone(&self.0.queue), self.0.queue.lane_of(priority)),
-            lease: Lease::new(Arc::clone(&self.0) as Arc<dyn DispatcherCore>),
+            lease: self.1.lease(),
         })
+    }
+}
+
+/// A [`OneThreadDispatcher`] that does not keep its thread alive.
+pub(crate) struct WeakOneThread(Weak<Core>, WeakLeaseSource);
+
+impl WeakOneThread {
+    /// The dispatcher, while a handle or an agent's lease keeps it.
+    pub(crate) fn upgrade(&self) -> Option<OneThreadDispatcher> {
+        Some(OneThreadDispatcher(self.0.upgrade()?, self.1.upgrade()?))
     }
 }
 

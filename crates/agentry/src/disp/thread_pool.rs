@@ -24,7 +24,7 @@ pub(crate) use pool::before_blocking;
 
 use super::{
     BindScope, Binder, BinderKind, Closable, DispatcherCore, DispatcherEnv, DispatcherHost,
-    DispatcherStats, EventQueue, Lease, PreparedBinding, check_name,
+    DispatcherStats, EventQueue, LeaseSource, PreparedBinding, check_name,
 };
 use crate::error::{BindError, BuildError};
 use crossbeam_deque::Worker;
@@ -196,7 +196,8 @@ impl ThreadPoolBuilder {
             bound: AtomicUsize::new(0),
         });
         host.register_dispatcher(Arc::downgrade(&core) as Weak<dyn DispatcherCore>);
-        Ok(ThreadPoolDispatcher(core))
+        let leases = LeaseSource::new(Arc::clone(&core) as Arc<dyn DispatcherCore>);
+        Ok(ThreadPoolDispatcher(core, leases))
     }
 }
 
@@ -218,7 +219,7 @@ impl ThreadPoolBuilder {
 /// env.run();
 /// ```
 #[derive(Clone)]
-pub struct ThreadPoolDispatcher(Arc<Core>);
+pub struct ThreadPoolDispatcher(Arc<Core>, LeaseSource);
 
 impl ThreadPoolDispatcher {
     /// Settings for a new pool named `name`.
@@ -267,7 +268,7 @@ impl ThreadPoolDispatcher {
         };
         Ok(PreparedBinding {
             queue,
-            lease: Lease::new(Arc::clone(&self.0) as Arc<dyn DispatcherCore>),
+            lease: self.1.lease(),
         })
     }
 }

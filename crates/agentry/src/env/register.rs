@@ -80,7 +80,7 @@ fn prepare_binding(
     let cell = &mut entry.defined.cell;
     let prepared = cell
         .binder()
-        .prepare(scope, cell.priority())
+        .prepare(scope, entry.defined.declared.priority)
         .map_err(|source| RegisterError::Bind {
             index,
             agent_type: cell.shared().agent_type(),
@@ -159,7 +159,14 @@ impl EnvInner {
         // a concurrent deregistration or shutdown sees the coop whole or not at all.
         // Phase 4, the start, is waited for unless waiting could deadlock (`agent/start.rs`).
         let wait = !on_a_dispatcher_thread();
-        let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
+        let start = (wait || defined.len() > 1).then(|| {
+            CoopStart::new(
+                defined
+                    .iter()
+                    .map(|e| e.defined.cell.shared().mbox_id)
+                    .collect(),
+            )
+        });
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);
@@ -181,7 +188,7 @@ impl EnvInner {
         // may send to its siblings (directly or through a multi mbox).
         for (index, entry) in defined.into_iter().enumerate() {
             let link = links.get_mut(index).and_then(Option::take);
-            self.commit_agent(id, index, entry, coop_reaction, &start, link);
+            self.commit_agent(id, entry, coop_reaction, &start, link);
         }
         registry.agents_of(id).iter().for_each(|s| push_start(s));
         drop(registry);
@@ -221,7 +228,7 @@ impl EnvInner {
         prepare_binding(&mut BindScope::new(&**self), 0, &mut entry)?;
 
         let wait = !on_a_dispatcher_thread();
-        let start = wait.then(|| CoopStart::new(1));
+        let start = wait.then(|| CoopStart::new(Box::new([shared.mbox_id])));
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);
@@ -232,19 +239,18 @@ impl EnvInner {
         let agents = Agents::One(Arc::clone(&shared));
         let id = registry.insert(parent, agents, Vec::new(), coop_reaction, None)?;
         self.ever_registered.store(true, Ordering::Relaxed);
-        self.commit_agent(id, 0, entry, coop_reaction, &start, None);
+        self.commit_agent(id, entry, coop_reaction, &start, None);
         push_start(&shared);
         drop(registry);
         self.verdict(id, start)?;
         Ok(Mbox::from_shared(shared))
     }
 
-    /// Phase 3 for the `index`-th agent of the coop `id`, under the registry lock: its slot,
+    /// Phase 3 for one agent of the coop `id`, under the registry lock: its slot,
     /// its cell completed, its binding published, its multi-mbox subscriptions made.
     fn commit_agent(
         &self,
         id: CoopId,
-        index: usize,
         entry: DefinedEntry,
         coop_reaction: PanicReaction,
         start: &Option<Arc<CoopStart>>,
@@ -253,6 +259,7 @@ impl EnvInner {
         let DefinedEntry { defined, queue } = entry;
         let queue = queue.expect("invariant: every binding was prepared in phase 2");
         // Most agents declare none of the parts that senders use: nothing to unpack for them.
+        let declared = defined.declared;
         let parts = defined.sender.map(|parts| *parts);
         let reaction = parts
             .as_ref()
@@ -269,7 +276,7 @@ impl EnvInner {
         let shared = Arc::clone(cell.shared());
         // Timed by the env's setting or its definition: its cell's `TIMED` bit and its
         // binding say the same.
-        let timed = self.config.observe.time_handlers || cell.times_handlers();
+        let timed = self.config.observe.time_handlers || declared.time_handlers;
         let handler_timing = timed.then_some(self.config.handler_sampling);
         let body = cell.attach(Attach {
             panic_reaction: reaction,
@@ -280,7 +287,6 @@ impl EnvInner {
             },
             start: StartTicket::Registration {
                 coop: start.clone(),
-                index: u32::try_from(index).unwrap_or(u32::MAX),
             },
         });
         let target = self.slab.insert(&shared, body);
