@@ -207,14 +207,17 @@ impl TypeRules {
 }
 
 /// When the last holder of the agent's mbox lets go, nobody can read its counters any more:
-/// its final counts join its class's retired totals (`mbox/class.rs`) and its tombstone leaves its
-/// slot (`slab.rs` ground rules).
+/// its final counts join its class's retired totals (`mbox/class.rs`; an agent that counted
+/// nothing, as a spawned leaf that only started, adds nothing and takes no lock there) and its
+/// tombstone leaves its slot (`slab.rs` ground rules).
 impl Drop for AgentShared {
     fn drop(&mut self) {
         self.state.forget(&self.class.state_names, self.mbox_id);
         if let Some(b) = self.binding.get() {
-            self.class
-                .retire(&crate::stats::AgentStats::read(&self.stats));
+            if !self.stats.is_empty() {
+                self.class
+                    .retire(&crate::stats::AgentStats::read(&self.stats));
+            }
             if let Some(env) = self.class.env.upgrade() {
                 env.agent_slab().bury(b.target.load());
             }

@@ -248,6 +248,12 @@ impl AgentCounters {
         })
     }
 
+    /// True if nothing was ever counted here: the agent left without handling a message (or
+    /// has not left) and met no rare event; its counters read all zero.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.counts.get().is_none()
+    }
+
     /// The rare counters if any was counted yet.
     pub(crate) fn rare_if_any(&self) -> Option<&RareCounters> {
         self.counts.get()?.rare.get()
