@@ -185,6 +185,11 @@ impl LeaseSource {
 pub(crate) struct WeakLeaseSource(Weak<Arc<dyn DispatcherCore>>);
 
 impl WeakLeaseSource {
+    /// True while a handle or a lease keeps the source (and so its dispatcher).
+    pub(crate) fn is_live(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+
     /// The source, while a handle or a lease keeps it.
     pub(crate) fn upgrade(&self) -> Option<LeaseSource> {
         self.0.upgrade().map(LeaseSource)

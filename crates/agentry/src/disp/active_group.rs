@@ -95,7 +95,7 @@ impl ActiveGroupDispatcher {
             .groups
             .lock()
             .values()
-            .filter(|g| g.upgrade().is_some())
+            .filter(|g| g.is_live())
             .count()
     }
 
@@ -108,7 +108,7 @@ impl ActiveGroupDispatcher {
             return Err(BindError::OtherEnv(self.0.name.clone()));
         }
         let mut groups = self.0.groups.lock();
-        groups.retain(|_, g| g.upgrade().is_some());
+        groups.retain(|_, g| g.is_live());
         let thread = match groups.get(group).and_then(WeakOneThread::upgrade) {
             Some(thread) => thread,
             None => {

@@ -240,6 +240,12 @@ impl OneThreadDispatcher {
 pub(crate) struct WeakOneThread(Weak<Core>, WeakLeaseSource);
 
 impl WeakOneThread {
+    /// True while a handle or an agent's lease keeps the dispatcher (every one holds its
+    /// lease source); takes no reference, unlike [`upgrade`](Self::upgrade).
+    pub(crate) fn is_live(&self) -> bool {
+        self.1.is_live()
+    }
+
     /// The dispatcher, while a handle or an agent's lease keeps it.
     pub(crate) fn upgrade(&self) -> Option<OneThreadDispatcher> {
         Some(OneThreadDispatcher(self.0.upgrade()?, self.1.upgrade()?))
