@@ -170,7 +170,7 @@ impl Mbox {
     pub fn stats(&self) -> AgentStats {
         let live = self.0.binding().and_then(|b| {
             let env = self.0.env()?;
-            env.agent_slab().live_counts(b.target.load())
+            env.agent_slab().live_counts(b.incarnation())
         });
         // Read the published totals only after the live check failed: they are written before
         // the slot changes generation.

@@ -50,7 +50,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) struct AgentSlot {
     index: u32,
@@ -81,7 +81,7 @@ pub(crate) struct SlotPtr(NonNull<AgentSlot>);
 
 // SAFETY: an address; the slot behind it is dereferenced only under the slab's ground rules
 // (slots are shared: atomics, a mutex, and a body cell whose access is confined to one thread
-// by protocol). So are `AgentRef`s, `IncarnationRef`s and demands, which hold one.
+// by protocol). So are `AgentRef`s, bindings and demands, which hold one.
 unsafe impl Send for SlotPtr {}
 // SAFETY: as above.
 unsafe impl Sync for SlotPtr {}
@@ -168,45 +168,6 @@ impl AgentRef {
 impl fmt::Debug for AgentRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "AgentRef({:p}.{})", self.slot.0, self.generation)
-    }
-}
-
-/// The current incarnation of a bound agent, as senders see it (in its binding): the slot is
-/// fixed, the generation moves on when a supervisor restarts the agent in place. A sender that
-/// reads the previous generation makes a demand that is still admitted (same lineage).
-pub(crate) struct IncarnationRef {
-    slot: SlotPtr,
-    generation: AtomicU32,
-}
-
-impl IncarnationRef {
-    pub(crate) fn new(r: AgentRef) -> Self {
-        IncarnationRef {
-            slot: r.slot,
-            generation: AtomicU32::new(r.generation),
-        }
-    }
-
-    /// The current incarnation (any incarnation of the lineage is fine for a demand).
-    #[inline(always)]
-    pub(crate) fn load(&self) -> AgentRef {
-        AgentRef {
-            slot: self.slot,
-            generation: self.generation.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Records the agent's new incarnation (its worker, after
-    /// [`AgentSlab::next_incarnation`]).
-    pub(crate) fn set(&self, r: AgentRef) {
-        debug_assert!(r.slot == self.slot);
-        self.generation.store(r.generation, Ordering::Release);
-    }
-}
-
-impl fmt::Debug for IncarnationRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.load().fmt(f)
     }
 }
 

@@ -272,7 +272,7 @@ impl EnvHandle {
             let Some(binding) = shared.binding().filter(|_| live) else {
                 continue;
             };
-            let (id, coop) = (binding.id(), binding.coop);
+            let (id, coop) = (binding.id(), binding.coop());
             scanned += 1;
             if !query.filter.is_empty() && !matches(&shared, id, &query.filter, &mut id_text) {
                 continue;

@@ -1134,7 +1134,7 @@ impl<A: Agent> AgentCell<A> {
             .shared()
             .binding()
             .expect("invariant: a registered agent is bound");
-        b.target.set(next);
+        b.set_incarnation(next);
         let link = b.supervisor().cloned();
         let timed = self.gate & TIMED != 0;
         let AgentCell {

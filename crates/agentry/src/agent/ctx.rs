@@ -68,7 +68,7 @@ impl<A: Agent> Ctx<A> {
             .shared()
             .binding()
             .expect("invariant: an agent is bound before any of its hooks or handlers runs")
-            .coop
+            .coop()
     }
 
     /// The state the agent is in.
@@ -126,7 +126,7 @@ impl<A> fmt::Debug for Ctx<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
             .field("agent", &self.mbox.shared().binding().map(|b| b.id()))
-            .field("coop", &self.mbox.shared().binding().map(|b| b.coop))
+            .field("coop", &self.mbox.shared().binding().map(|b| b.coop()))
             .field("state", &self.state)
             .finish_non_exhaustive()
     }

@@ -82,7 +82,7 @@ pub(crate) fn send_control(agent: &AgentShared, control: Control) -> bool {
     };
     b.queue
         .push(Demand::control(
-            b.target.load(),
+            b.incarnation(),
             agent.mbox_id,
             Payload::new(control),
         ))

@@ -23,7 +23,6 @@ use crate::mbox::direct::{AgentShared, Binding, TypeRules};
 use crate::mbox::limit::LimitTable;
 use crate::mbox::supervisor_link::SupervisorLink;
 use crate::panic_reaction::PanicReaction;
-use crate::slab::IncarnationRef;
 use std::any::TypeId;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -96,7 +95,7 @@ fn push_start(shared: &AgentShared) {
     let binding = shared
         .binding()
         .expect("invariant: committed agents are bound");
-    let start = Demand::start(binding.target.load(), shared.mbox_id);
+    let start = Demand::start(binding.incarnation(), shared.mbox_id);
     if binding.queue.push(start).is_err() {
         unreachable!("invariant: a prepared binding's dispatcher stays open while leased");
     }
@@ -306,7 +305,7 @@ impl EnvInner {
         };
         shared.bind(Binding::new(
             id,
-            IncarnationRef::new(target),
+            target,
             queue,
             type_rules,
             supervisor,

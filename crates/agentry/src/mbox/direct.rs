@@ -20,29 +20,38 @@ use crate::message::payload::Payload;
 use crate::panic_reaction::PanicReaction;
 use crate::reason::{DeregReason, ExitCell};
 use crate::slab::occupants::Occupant;
-use crate::slab::{AgentSlab, IncarnationRef};
+use crate::slab::{AgentRef, AgentSlab, SlotPtr};
 use crate::stats::{AgentCounters, EnvCounters, HandlerSampling};
-use crate::sync::set_once::SetOnce;
+use crate::sync::set_once::{Flag, SetOnce};
 use crate::timer::delivery::Delivery;
 use crate::timer::token::TimerToken;
 use crate::trace::context::Propagation;
 use crate::trace::{DropReason, Outcome, TraceContext, TraceRecord};
 use std::any::TypeId;
+use std::num::NonZeroU64;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Everything fixed when the agent's coop is registered (a supervised agent's restarts keep
-/// it: only the incarnation in `target` moves on, see `agent/restart.rs`).
+/// it: only its incarnation's generation moves on, see `agent/restart.rs`).
+///
+/// 48 bytes: its coop's id and its incarnation are kept as their parts, so that the two
+/// 4-byte halves (the coop's slot, the generation) share one word instead of each padding
+/// its own to 16 bytes. That and the state byte's flags (`SetOnce`) keep the shared part
+/// at 88 bytes, a 112-byte chunk with its `Arc`'s counts.
 pub(crate) struct Binding {
-    pub(crate) coop: CoopId,
-    /// The agent's current incarnation.
-    pub(crate) target: IncarnationRef,
+    /// Its coop's sequence number and slot ([`Binding::coop`]).
+    coop_seq: NonZeroU64,
+    coop_slot: u32,
+    /// The agent's slot, fixed, and its current incarnation's generation there, which moves
+    /// on when a supervisor restarts the agent in place ([`Binding::incarnation`]).
+    slot: SlotPtr,
+    generation: AtomicU32,
     pub(crate) queue: EventQueue,
     /// What few agents have: insend handlers, event priorities, the env's trace-context hook,
     /// a supervisor, message limits or a tracked queue depth, timed handlers. One box,
-    /// optional: the binding stays 56 bytes (so that the shared part fits a 144-byte chunk),
-    /// and the send path pays one pointer test when there is none.
+    /// optional: the send path pays one pointer test when there is none.
     rare: Option<Box<RareBinding>>,
 }
 
@@ -69,7 +78,7 @@ impl Binding {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         coop: CoopId,
-        target: IncarnationRef,
+        target: AgentRef,
         queue: EventQueue,
         type_rules: Option<TypeRules>,
         supervisor: Option<SupervisorLink>,
@@ -91,12 +100,36 @@ impl Binding {
                 panic_reaction,
             })
         });
+        let (slot, generation) = target.into_parts();
         Binding {
-            coop,
-            target,
+            coop_seq: coop.seq(),
+            coop_slot: coop.slot(),
+            slot,
+            generation: AtomicU32::new(generation),
             queue,
             rare,
         }
+    }
+
+    /// The agent's coop.
+    #[inline]
+    pub(crate) fn coop(&self) -> CoopId {
+        CoopId::in_slot(self.coop_slot, self.coop_seq)
+    }
+
+    /// The agent's current incarnation (a demand made for any incarnation of its lineage is
+    /// fine, `slab.rs`).
+    #[inline(always)]
+    pub(crate) fn incarnation(&self) -> AgentRef {
+        AgentRef::from_parts(self.slot, self.generation.load(Ordering::Relaxed))
+    }
+
+    /// Records the agent's new incarnation (its worker, after
+    /// `AgentSlab::next_incarnation`).
+    pub(crate) fn set_incarnation(&self, next: AgentRef) {
+        let (slot, generation) = next.into_parts();
+        debug_assert!(slot == self.slot, "an incarnation keeps its slot");
+        self.generation.store(generation, Ordering::Release);
     }
 
     /// Its insend handlers, event priorities and trace-context hook, if it has any.
@@ -142,7 +175,7 @@ impl Binding {
 
     /// The id of the agent's current incarnation.
     pub(crate) fn id(&self) -> AgentId {
-        self.target.load().id()
+        self.incarnation().id()
     }
 
     /// True if messages of type `M` to the agent's own mbox go to an insend handler.
@@ -212,14 +245,14 @@ impl TypeRules {
 /// tombstone leaves its slot (`slab.rs` ground rules).
 impl Drop for AgentShared {
     fn drop(&mut self) {
-        self.state.forget(&self.class.state_names, self.mbox_id);
+        self.state().forget(&self.class.state_names, self.mbox_id);
         if let Some(b) = self.binding.get() {
             if !self.stats.is_empty() {
                 self.class
                     .retire(&crate::stats::AgentStats::read(&self.stats));
             }
             if let Some(env) = self.class.env.upgrade() {
-                env.agent_slab().bury(b.target.load());
+                env.agent_slab().bury(b.incarnation());
             }
         }
     }
@@ -279,16 +312,19 @@ pub(crate) struct AgentShared {
     /// What it shares with the agents of its type (`mbox/class.rs`).
     pub(super) class: Arc<AgentClass>,
     pub(crate) stats: AgentCounters,
-    binding: SetOnce<Binding>,
-    accepting: AtomicBool,
-    /// Its finish demand has been queued (by its coop's deregistration or by the agent
-    /// stopping itself): it is queued once.
-    finish_claimed: AtomicBool,
+    /// Its binding, set at registration; with it, in one state byte, whether it accepts
+    /// messages ([`ACCEPTING`]) and whether its finish demand is queued ([`FINISH_QUEUED`]);
+    /// beside that byte, its current state for snapshots (one relaxed store per state change).
+    binding: SetOnce<Binding, PublishedState>,
     /// Why the agent is gone, once it is (set under the registry lock; death watch).
     pub(crate) exit: ExitCell,
-    /// Its current state, for snapshots (one relaxed store per state change).
-    state: PublishedState,
 }
+
+/// The agent accepts messages: raised as it is bound, lowered as it stops.
+const ACCEPTING: Flag = Flag::nth(0);
+/// Its finish demand has been queued (by its coop's deregistration or by the agent stopping
+/// itself): it is queued once.
+const FINISH_QUEUED: Flag = Flag::nth(1);
 
 impl AgentShared {
     pub(crate) fn new(class: Arc<AgentClass>) -> Self {
@@ -297,11 +333,13 @@ impl AgentShared {
             class,
             stats: AgentCounters::default(),
             binding: SetOnce::new(),
-            accepting: AtomicBool::new(false),
-            finish_claimed: AtomicBool::new(false),
             exit: ExitCell::default(),
-            state: Default::default(),
         }
+    }
+
+    /// Its current state, as its worker last published it.
+    fn state(&self) -> &PublishedState {
+        self.binding.beside()
     }
 
     /// What it shares with the agents of its type.
@@ -322,19 +360,19 @@ impl AgentShared {
     /// Its worker: an incarnation whose layout is `layout` has entered its initial state
     /// `state` (`mbox/published_state.rs`).
     pub(crate) fn publish_started<L: StateNames + 'static>(&self, layout: &Arc<L>, state: u16) {
-        self.state
+        self.state()
             .started(&self.class.state_names, self.mbox_id, layout, state);
     }
 
     /// Its worker: the agent is now in `state`.
     #[inline]
     pub(crate) fn publish_state(&self, state: u16) {
-        self.state.set(state);
+        self.state().set(state);
     }
 
     /// Calls `f` with the name of its published state (`None` before it started).
     pub(crate) fn with_state_name<R>(&self, f: impl FnOnce(Option<&str>) -> R) -> R {
-        self.state
+        self.state()
             .with_name(&self.class.state_names, self.mbox_id, f)
     }
 
@@ -351,34 +389,32 @@ impl AgentShared {
 
     /// Publishes the binding and starts accepting messages (registration commit).
     pub(crate) fn bind(&self, binding: Binding) {
-        if self.binding.set(binding).is_err() {
+        if self.binding.set(binding, ACCEPTING).is_err() {
             unreachable!("invariant: an agent is bound once (agents are moved into one coop)");
         }
-        self.accepting.store(true, Ordering::Release);
     }
 
     /// Stops accepting messages (deregistration); later sends are refused and counted.
     pub(crate) fn stop_accepting(&self) {
-        self.accepting.store(false, Ordering::Release);
+        self.binding.update(Flag::NONE, ACCEPTING);
     }
 
     /// Stops accepting messages and queues the agent's finish demand, once: false if it was
     /// queued already (the agent stopped itself and its coop is leaving too, or the reverse).
     pub(crate) fn finish(&self) -> bool {
-        if self.finish_claimed.swap(true, Ordering::AcqRel) {
+        if !self.binding.update(FINISH_QUEUED, ACCEPTING) {
             return false;
         }
-        self.stop_accepting();
         let b = self
             .binding()
             .expect("invariant: registered agents are bound");
-        if let Err(demand) = b.queue.push(Demand::finish(b.target.load(), self.mbox_id)) {
+        if let Err(demand) = b.queue.push(Demand::finish(b.incarnation(), self.mbox_id)) {
             // Cannot happen while the agent holds its dispatcher lease; keep the env
             // consistent anyway.
             tracing::error!(agent = %b.id(), "dispatcher closed before its agent finished");
             drop(demand);
             if let Some(env) = self.env() {
-                env.agent_left(b.coop, self);
+                env.agent_left(b.coop(), self);
             }
         }
         true
@@ -391,8 +427,7 @@ impl AgentShared {
     /// The binding, if the agent currently accepts messages.
     #[inline]
     pub(crate) fn live(&self) -> Option<&Binding> {
-        let b = self.binding.get()?;
-        self.accepting.load(Ordering::Acquire).then_some(b)
+        self.binding.get_if(ACCEPTING)
     }
 
     /// Hands `message` to the agent: to its insend handler if it has one for `P`, otherwise
@@ -476,7 +511,7 @@ impl AgentShared {
                 Acquire::Exceeded(entry) => return entry.react(self, message),
             }
         };
-        let target = b.target.load();
+        let target = b.incarnation();
         let demand = match (timer, context) {
             (None, None) => Demand::message(target, source, wrap(message), limit, priority),
             (None, Some(context)) => Demand::traced(
@@ -560,7 +595,7 @@ impl AgentShared {
                 (Some(link), PanicReaction::Supervise) => link.report_failure(id),
                 (_, reaction) => {
                     if let Some(env) = self.env() {
-                        env.react_to_agent_panic(reaction, b.coop);
+                        env.react_to_agent_panic(reaction, b.coop());
                     }
                 }
             }
@@ -633,7 +668,7 @@ impl AgentShared {
     }
 }
 
-// Every agent has one: with the `Arc`'s counts, 120 bytes, a 128-byte chunk of glibc's
+// Every agent has one: with the `Arc`'s counts, 104 bytes, a 112-byte chunk of glibc's
 // malloc (a field more crosses into the next chunk size). The binding is most of it.
-const _: () = assert!(std::mem::size_of::<AgentShared>() <= 104);
-const _: () = assert!(std::mem::size_of::<Binding>() <= 56);
+const _: () = assert!(std::mem::size_of::<AgentShared>() <= 88);
+const _: () = assert!(std::mem::size_of::<Binding>() <= 48);

@@ -4,7 +4,7 @@
 
 use super::mpsc::{Apart, MpscQueue, SMALL_BLOCK_CAP};
 use super::parker::Parker;
-use super::set_once::SetOnce;
+use super::set_once::{Flag, SetOnce};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -471,11 +471,11 @@ fn a_canceller_waiting_for_a_running_handler_is_always_woken() {
 #[test]
 fn a_value_set_once_is_read_whole_or_not_at_all_and_a_second_setter_is_refused() {
     model(|| {
-        let cell = Arc::new(SetOnce::new());
+        let cell: Arc<SetOnce<(u64, u64)>> = Arc::new(SetOnce::new());
         let setters: Vec<_> = (0..2u64)
             .map(|v| {
                 let cell = cell.clone();
-                thread::spawn(move || cell.set((v, v * 10)).is_ok())
+                thread::spawn(move || cell.set((v, v * 10), Flag::NONE).is_ok())
             })
             .collect();
         // A reader racing the setters sees nothing, or one setter's whole value.
@@ -489,5 +489,34 @@ fn a_value_set_once_is_read_whole_or_not_at_all_and_a_second_setter_is_refused()
         assert_eq!(won, 1, "exactly one setter wins");
         let &(v, w) = cell.get().expect("set after both setters returned");
         assert_eq!(w, v * 10);
+    });
+}
+
+#[test]
+fn a_flag_changed_while_the_value_is_set_loses_neither_the_value_nor_the_flag() {
+    const OPEN: Flag = Flag::nth(0);
+    const CLOSING: Flag = Flag::nth(1);
+    model(|| {
+        let cell: Arc<SetOnce<(u64, u64)>> = Arc::new(SetOnce::new());
+        let setter = {
+            let cell = cell.clone();
+            thread::spawn(move || assert!(cell.set((3, 30), OPEN).is_ok()))
+        };
+        let closer = {
+            let cell = cell.clone();
+            thread::spawn(move || assert!(cell.update(CLOSING, OPEN), "raised once"))
+        };
+        // A reader that finds the flag open finds the whole value.
+        if let Some(&(v, w)) = cell.get_if(OPEN) {
+            assert_eq!((v, w), (3, 30));
+        }
+        setter.join().expect("setter");
+        closer.join().expect("closer");
+        assert_eq!(
+            cell.get_if(CLOSING),
+            Some(&(3, 30)),
+            "SET and CLOSING both kept"
+        );
+        assert!(!cell.update(CLOSING, Flag::NONE), "CLOSING stays raised");
     });
 }
