@@ -4,7 +4,7 @@
 //! The slab sits below the mboxes, whose `AgentShared` (`mbox/direct.rs`) is what it holds, so
 //! it knows an occupant only as an [`Occupant`]: the few things it and the dispatchers ask of
 //! one. The table is generic over the occupant's type, so a slot's entry holds a thin `Arc`
-//! (40 bytes an entry, asserted below), and the slab keeps it as one `Box<dyn Occupancy>`: one
+//! (32 bytes an entry, asserted below), and the slab keeps it as one `Box<dyn Occupancy>`: one
 //! vtable for the whole slab, not a fat pointer per slot. The paths that reach the table
 //! through it — an agent's finish, a demand discarded for an agent that is gone, a tombstone's
 //! burial — make one dynamic call each; the env's typed paths (insert, lookup by id, reports)
@@ -71,10 +71,23 @@ pub(crate) struct Occupants<O> {
 /// the gone path touch it, so the slots that dispatchers touch on every demand stay small and
 /// dense.
 struct SlotAgents<O> {
-    /// The occupant (for lookups by id from any thread).
-    live: Option<Arc<O>>,
-    /// Finished occupants whose shared part is still alive (ground rules of `slab.rs`).
-    finished: Tombstones<O>,
+    /// The occupant, or while there is none the last finished one whose shared part is still
+    /// held: most slots hold one or the other, so the two share 16 bytes.
+    head: Head<O>,
+    /// The other finished occupants whose shared part is still held (a slot reused while
+    /// earlier occupants' mboxes are held: rare). A boxed `Vec` on purpose: 8 bytes in every
+    /// slot's entry for what most never fill.
+    #[allow(clippy::box_collection)]
+    more: Option<Box<Vec<Tombstone<O>>>>,
+}
+
+/// See [`SlotAgents::head`].
+enum Head<O> {
+    /// The occupant (for lookups by id from any thread); `None` while there is none and no
+    /// tombstone either.
+    Live(Option<Arc<O>>),
+    /// The slot's finished occupant (ground rules of `slab.rs`), while it has no occupant.
+    Finished(Tombstone<O>),
 }
 
 /// A finished occupant of a slot: its lineage and its shared part.
@@ -84,34 +97,15 @@ struct Tombstone<O> {
     agent: Weak<O>,
 }
 
-/// The tombstones of a slot: most slots have none or one, so the first is inline and the
-/// rest (a slot reused while earlier occupants' mboxes are still held) boxed behind one
-/// pointer (every slot has this entry: a boxed slice would cost it 8 bytes more).
-struct Tombstones<O> {
-    one: Option<Tombstone<O>>,
-    // A boxed `Vec` on purpose: 8 bytes in every slot's entry for what most never fill.
-    #[allow(clippy::box_collection)]
-    more: Option<Box<Vec<Tombstone<O>>>>,
-}
-
-// Every slot has a `Mutex<SlotAgents>`: the lock, the occupant and one tombstone inline.
-const _: () = assert!(std::mem::size_of::<Mutex<SlotAgents<()>>>() == 40);
+// Every slot has a `Mutex<SlotAgents>`: the lock, the occupant or one tombstone, and the
+// pointer to the rest.
+const _: () = assert!(std::mem::size_of::<Mutex<SlotAgents<()>>>() == 32);
 
 // Not derived: a derive would ask `O: Default`.
 impl<O> Default for SlotAgents<O> {
     fn default() -> Self {
         SlotAgents {
-            live: None,
-            finished: Tombstones::default(),
-        }
-    }
-}
-
-// Not derived: a derive would ask `O: Default`.
-impl<O> Default for Tombstones<O> {
-    fn default() -> Self {
-        Tombstones {
-            one: None,
+            head: Head::Live(None),
             more: None,
         }
     }
@@ -124,29 +118,55 @@ impl<O> Tombstone<O> {
     }
 }
 
-impl<O> Tombstones<O> {
-    fn push(&mut self, t: Tombstone<O>) {
-        if self.one.is_none() {
-            self.one = Some(t);
-            return;
+impl<O> SlotAgents<O> {
+    /// The occupant, if there is one.
+    fn live(&self) -> Option<&Arc<O>> {
+        match &self.head {
+            Head::Live(live) => live.as_ref(),
+            Head::Finished(_) => None,
         }
-        self.more.get_or_insert_default().push(t);
     }
 
-    fn find(&self, generation: u32) -> Option<&Tombstone<O>> {
-        self.iter().find(|t| t.covers(generation))
+    /// `agent` occupies the slot (which has no occupant).
+    fn occupy(&mut self, agent: Arc<O>) {
+        match std::mem::replace(&mut self.head, Head::Live(Some(agent))) {
+            Head::Live(before) => debug_assert!(before.is_none(), "a slot has one occupant"),
+            Head::Finished(t) => self.more.get_or_insert_default().push(t),
+        }
     }
 
-    fn iter(&self) -> impl Iterator<Item = &Tombstone<O>> {
-        self.one
-            .iter()
+    /// The occupant leaves; it is kept as a tombstone made by `tombstone` (its shared part
+    /// given back, to be dropped outside the lock).
+    fn vacate(&mut self, tombstone: impl FnOnce(&Arc<O>) -> Tombstone<O>) -> Option<Arc<O>> {
+        let Head::Live(live) = &mut self.head else {
+            // No occupant (its finish raced another): the tombstone stays.
+            return None;
+        };
+        let agent = live.take()?;
+        self.head = Head::Finished(tombstone(&agent));
+        Some(agent)
+    }
+
+    fn tombstones(&self) -> impl Iterator<Item = &Tombstone<O>> {
+        let head = match &self.head {
+            Head::Finished(t) => Some(t),
+            Head::Live(_) => None,
+        };
+        head.into_iter()
             .chain(self.more.iter().flat_map(|more| more.iter()))
     }
 
+    fn find(&self, generation: u32) -> Option<&Tombstone<O>> {
+        self.tombstones().find(|t| t.covers(generation))
+    }
+
     /// Removes the tombstone of the agent whose last generation is `last`.
-    fn remove(&mut self, last: u32) {
-        if self.one.as_ref().is_some_and(|t| t.last == last) {
-            self.one = self.more.as_mut().and_then(|more| more.pop());
+    fn bury(&mut self, last: u32) {
+        if matches!(&self.head, Head::Finished(t) if t.last == last) {
+            self.head = match self.more.as_mut().and_then(|more| more.pop()) {
+                Some(t) => Head::Finished(t),
+                None => Head::Live(None),
+            };
         } else if let Some(more) = &mut self.more {
             more.retain(|t| t.last != last);
         }
@@ -172,7 +192,7 @@ impl<O: Occupant> Occupants<O> {
 
     /// `agent` occupies slot `index` (registration, before the slot's generation is published).
     pub(super) fn occupy(&self, index: u32, agent: &Arc<O>) {
-        self.entry(index).lock().live = Some(Arc::clone(agent));
+        self.entry(index).lock().occupy(Arc::clone(agent));
     }
 
     /// The occupant of `slot` if its current incarnation is `generation` (an id names one
@@ -182,20 +202,19 @@ impl<O: Occupant> Occupants<O> {
         if current(slot.state.load(Ordering::Acquire)) != generation {
             return None;
         }
-        agents.live.clone()
+        agents.live().cloned()
     }
 
     /// Adds the occupant of slot `index` (with `true`) and its finished occupants whose shared
     /// part is still held (with `false`) to `out`.
     pub(super) fn report(&self, index: u32, out: &mut Vec<(Arc<O>, bool)>) {
         let agents = self.entry(index).lock();
-        if let Some(live) = &agents.live {
+        if let Some(live) = agents.live() {
             out.push((Arc::clone(live), true));
         }
         out.extend(
             agents
-                .finished
-                .iter()
+                .tombstones()
                 .filter_map(|t| t.agent.upgrade())
                 .map(|a| (a, false)),
         );
@@ -212,19 +231,18 @@ impl<O: Occupant> Occupancy for Occupants<O> {
 
     fn vacate(&self, slot: &AgentSlot, state: u64) {
         let mut agents = self.entry(slot.index).lock();
-        let live = agents.live.take();
-        if let Some(agent) = &live {
+        let live = agents.vacate(|agent| {
             // Published before the generation moves on (readers check it after reading).
             agent.stats().publish_final(
                 slot.handled.load(Ordering::Relaxed),
                 slot.unhandled.load(Ordering::Relaxed),
             );
-            agents.finished.push(Tombstone {
+            Tombstone {
                 first: first(state),
                 last: current(state),
                 agent: Arc::downgrade(agent),
-            });
-        }
+            }
+        });
         // From the current incarnation (a finish demand may have been made for an earlier one).
         slot.state.store(
             pack(current(state).wrapping_add(1), first(state)),
@@ -240,17 +258,17 @@ impl<O: Occupant> Occupancy for Occupants<O> {
         if !admits(slot.state.load(Ordering::Acquire), generation) {
             return None;
         }
-        agents.live.clone().map(|a| a as Arc<dyn Occupant>)
+        agents.live().map(|a| Arc::clone(a) as Arc<dyn Occupant>)
     }
 
     fn finished(&self, index: u32, generation: u32) -> Option<Arc<dyn Occupant>> {
         let agents = self.entry(index).lock();
-        let agent = agents.finished.find(generation)?.agent.upgrade()?;
+        let agent = agents.find(generation)?.agent.upgrade()?;
         Some(agent)
     }
 
     fn bury(&self, index: u32, last: u32) {
-        self.entry(index).lock().finished.remove(last);
+        self.entry(index).lock().bury(last);
     }
 }
 

@@ -1,8 +1,8 @@
 //! The tombstones of a slot (the slab's tests, `slab/tests.rs`, drive the table through the
 //! slab).
 
-use super::{Tombstone, Tombstones};
-use std::sync::Weak;
+use super::{Head, SlotAgents, Tombstone};
+use std::sync::{Arc, Weak};
 
 #[test]
 fn a_tombstone_covers_its_agents_lineage_only() {
@@ -27,15 +27,26 @@ fn tombstones_are_found_and_removed_by_lineage() {
         last,
         agent: Weak::new(),
     };
-    let mut ts = Tombstones::default();
-    ts.push(t(1, 1));
-    ts.push(t(3, 5));
-    ts.push(t(7, 7));
-    assert_eq!(ts.find(5).map(|t| t.last), Some(5));
-    ts.remove(1);
-    assert!(ts.find(1).is_none());
-    assert_eq!(ts.find(7).map(|t| t.first), Some(7));
-    ts.remove(7);
-    ts.remove(5);
-    assert!(ts.one.is_none() && ts.more.is_none());
+    let mut agents = SlotAgents::default();
+    // Three occupants in turn, each finished while its mbox is still held.
+    for (first, last) in [(1, 1), (3, 5), (7, 7)] {
+        agents.occupy(Arc::new(()));
+        assert!(agents.live().is_some());
+        assert!(agents.vacate(|_| t(first, last)).is_some());
+        assert!(agents.live().is_none());
+    }
+    assert!(agents.vacate(|_| t(9, 9)).is_none(), "nobody to vacate");
+    assert_eq!(agents.find(5).map(|t| t.last), Some(5));
+    assert_eq!(agents.tombstones().count(), 3);
+    agents.bury(1);
+    assert!(agents.find(1).is_none());
+    assert_eq!(agents.find(7).map(|t| t.first), Some(7));
+    // A new occupant while two tombstones are kept.
+    agents.occupy(Arc::new(()));
+    assert_eq!(agents.tombstones().count(), 2);
+    agents.bury(7);
+    agents.bury(5);
+    assert!(agents.live().is_some());
+    assert!(agents.more.is_none(), "no tombstone left");
+    assert!(matches!(agents.head, Head::Live(Some(_))));
 }
