@@ -4,6 +4,7 @@ mod addr;
 pub(crate) mod cell;
 mod ctx;
 pub(crate) mod define;
+pub(crate) mod define_once;
 #[allow(unsafe_code)]
 mod handlers;
 pub(crate) mod held;
@@ -50,7 +51,49 @@ use crate::error::{DefineError, UserError};
 /// env.run();
 /// ```
 pub trait Agent: Send + Sized + 'static {
-    /// Declares states, subscriptions, limits (once, at registration).
+    /// The definition of every agent of the type, when it does not depend on the agent: given,
+    /// it is used instead of [`define`](Agent::define) (which is then never called).
+    ///
+    /// A definition that takes no agent cannot depend on one, so the environment may run it
+    /// for the first agents of the type only and give every later one the same states and
+    /// handlers without running it again: no handler table is built, matched or dropped per
+    /// agent (about half of what registering an agent costs). It does so when the definition
+    /// declares only states and handlers, and its handlers capture nothing (closures without
+    /// captures, or methods); a definition that declares anything else (state hooks, insend
+    /// handlers, limits, event priorities, multi-mbox subscriptions, a panic reaction), or a
+    /// handler that captures something, simply runs for every agent, as `define` does. A
+    /// supervised agent's definition runs for each incarnation.
+    ///
+    /// ```
+    /// use agentry::{Agent, Ctx, Definition, Env, UserError};
+    ///
+    /// struct Count(u64);
+    /// struct Counter {
+    ///     total: u64,
+    /// }
+    ///
+    /// impl Agent for Counter {
+    ///     const DEFINITION: Option<Definition<Self>> = Some(|def| {
+    ///         def.on(|c: &mut Counter, ctx: &mut Ctx<Counter>, Count(n): Count| {
+    ///             c.total += n;
+    ///             if c.total >= 10 {
+    ///                 ctx.stop_env();
+    ///             }
+    ///         })?;
+    ///         Ok(())
+    ///     });
+    /// }
+    ///
+    /// let env = Env::new().expect("env");
+    /// let counter = env.handle().register_agent(Counter { total: 0 }).expect("registered");
+    /// counter.send(Count(4));
+    /// counter.send(Count(6));
+    /// env.run();
+    /// ```
+    const DEFINITION: Option<Definition<Self>> = None;
+
+    /// Declares states, subscriptions, limits (once, at registration). Not called if the type
+    /// gives its [`DEFINITION`](Agent::DEFINITION).
     fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
         let _ = def;
         Ok(())
@@ -68,5 +111,20 @@ pub trait Agent: Send + Sized + 'static {
     /// Runs once when the agent leaves (its coop is deregistered), before its on_exit hooks.
     fn on_finish(&mut self, ctx: &mut Ctx<Self>) {
         let _ = ctx;
+    }
+}
+
+/// A definition that is the same for every agent of type `A` ([`Agent::DEFINITION`]).
+pub type Definition<A> = fn(&mut Define<A>) -> Result<(), DefineError>;
+
+/// Runs the definition of `agent`: its type's [`Agent::DEFINITION`] if it gives one, else its
+/// own [`Agent::define`].
+pub(crate) fn run_definition<A: Agent>(
+    agent: &mut A,
+    def: &mut Define<A>,
+) -> Result<(), DefineError> {
+    match A::DEFINITION {
+        Some(definition) => definition(def),
+        None => agent.define(def),
     }
 }

@@ -20,11 +20,11 @@ pub(crate) mod start;
 mod table;
 
 use crate::agent::Addr;
+use crate::agent::Agent;
 use crate::agent::cell::UndefinedAgent;
 use crate::agent::define::DefinitionCheck;
 use crate::agent::protocol::Protocol;
 use crate::agent::restart::SupervisedAgent;
-use crate::agent::{Agent, Define};
 use crate::disp::Binder;
 use crate::ids::CoopId;
 use crate::mbox::class::AgentClass;
@@ -233,7 +233,7 @@ impl Coop {
         &mut self,
         factory: impl FnMut() -> A + Send + 'static,
     ) -> Mbox {
-        self.push_supervised(factory, None, Define::unchecked)
+        self.push_supervised(factory, None, DefinitionCheck::Unchecked)
     }
 
     /// [`add_supervised`](Self::add_supervised), bound through `binder`.
@@ -242,7 +242,7 @@ impl Coop {
         factory: impl FnMut() -> A + Send + 'static,
         binder: &Binder,
     ) -> Mbox {
-        self.push_supervised(factory, Some(binder.clone()), Define::unchecked)
+        self.push_supervised(factory, Some(binder.clone()), DefinitionCheck::Unchecked)
     }
 
     /// [`add_supervised`](Self::add_supervised), returning the agent's typed address (see
@@ -253,7 +253,7 @@ impl Coop {
         &mut self,
         factory: impl FnMut() -> A + Send + 'static,
     ) -> Addr<A> {
-        Addr::new(self.push_supervised(factory, None, Define::check_protocol))
+        Addr::new(self.push_supervised(factory, None, DefinitionCheck::protocol()))
     }
 
     /// [`add_supervised_addr`](Self::add_supervised_addr), bound through `binder`.
@@ -262,7 +262,7 @@ impl Coop {
         factory: impl FnMut() -> A + Send + 'static,
         binder: &Binder,
     ) -> Addr<A> {
-        Addr::new(self.push_supervised(factory, Some(binder.clone()), Define::check_protocol))
+        Addr::new(self.push_supervised(factory, Some(binder.clone()), DefinitionCheck::protocol()))
     }
 
     fn push_supervised<A: Agent>(

@@ -24,8 +24,9 @@ mod watches;
 pub use builder::EnvBuilder;
 
 use crate::agent::Addr;
+use crate::agent::Agent;
+use crate::agent::define::DefinitionCheck;
 use crate::agent::protocol::Protocol;
-use crate::agent::{Agent, Define};
 use crate::coop::Coop;
 use crate::coop::registry::{Actions, Registry};
 use crate::destination::Destination;
@@ -501,14 +502,14 @@ impl EnvHandle {
     /// [`register_coop`](Self::register_coop) with a coop of one agent, without building one).
     pub fn register_agent<A: Agent>(&self, agent: A) -> Result<Mbox, RegisterError> {
         self.0
-            .register_alone(None, None, None, agent, Define::unchecked)
+            .register_alone(None, None, None, agent, DefinitionCheck::Unchecked)
     }
 
     /// Registers a coop holding just `agent`; returns the agent's typed address (see
     /// [`Coop::add_addr`]).
     pub fn register_agent_addr<A: Protocol>(&self, agent: A) -> Result<Addr<A>, RegisterError> {
         self.0
-            .register_alone(None, None, None, agent, Define::check_protocol)
+            .register_alone(None, None, None, agent, DefinitionCheck::protocol())
             .map(Addr::new)
     }
 

@@ -150,7 +150,7 @@ pub mod watch;
 
 #[cfg(not(loom))]
 pub use crate::{
-    agent::{Addr, Agent, Ctx, Define, Filtered, FromMulti, InStates, State},
+    agent::{Addr, Agent, Ctx, Define, Definition, Filtered, FromMulti, InStates, State},
     coop::{Coop, CoopDeregistered},
     destination::Destination,
     env::{Env, EnvBuilder, EnvHandle, StillRunning, StopGuard, StopGuardId},

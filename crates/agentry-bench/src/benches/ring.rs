@@ -11,7 +11,7 @@ use super::support::{CpuClock, Finish, Placement, env, run, setup};
 use crate::harness::{
     BenchDef, BenchError, Case, ChartKind, ChartY, PhaseSpec, Sample, Scale, verify_eq,
 };
-use agentry::{Agent, Ctx, Define, DefineError, Mbox};
+use agentry::{Agent, Ctx, Definition, Mbox};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,12 +35,14 @@ struct Member {
     finish: Arc<Finish>,
 }
 
+// The definition is the type's (it takes no member), so it runs for the first members only
+// (`Agent::DEFINITION`).
 impl Agent for Member {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+    const DEFINITION: Option<Definition<Self>> = Some(|def| {
         def.on(|m: &mut Member, _: &mut Ctx<Member>, Next(next): Next| m.next = Some(next))?;
         def.on(Member::on_token)?;
         Ok(())
-    }
+    });
 }
 
 impl Member {

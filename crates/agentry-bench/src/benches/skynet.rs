@@ -8,7 +8,7 @@
 
 use super::support::{Finish, Placement, Tally, env, run, setup};
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
-use agentry::{Agent, CoopId, Ctx, Define, DefineError, DeregReason, Mbox, UserError};
+use agentry::{Agent, CoopId, Ctx, Definition, DeregReason, Mbox, UserError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,11 +46,13 @@ pub(crate) enum Shape {
     Spawn,
 }
 
+// The definition is the type's (it takes no node), so it runs for the first nodes only
+// (`Agent::DEFINITION`).
 impl Agent for Node {
-    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+    const DEFINITION: Option<Definition<Self>> = Some(|def| {
         def.on(Node::on_sum)?;
         Ok(())
-    }
+    });
 
     fn on_start(&mut self, ctx: &mut Ctx<Self>) -> Result<(), UserError> {
         if self.depth == 0 {

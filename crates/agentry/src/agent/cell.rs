@@ -26,9 +26,9 @@
 //!   `DeregisterCoop` or `ShutdownEnv` — what was queued behind the failing message is not
 //!   handled by a broken agent.
 
-use super::Agent;
 use super::ctx::Ctx;
 use super::define::{Define, DefinitionCheck};
+use super::define_once::{self, DefinedOnce};
 use super::handlers::Handlers;
 use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{self, AgentLayout};
@@ -36,6 +36,7 @@ use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
 use super::start::{CoopStart, Failed, Go};
 use super::state::{Hook, State};
+use super::{Agent, run_definition};
 use crate::disp::{Binder, Lease};
 use crate::error::{DefineError, StartFailure, panic_message};
 use crate::ids::MboxId;
@@ -99,7 +100,9 @@ impl UndefinedAgent {
     pub(crate) fn new<A: Agent>(agent: A) -> Self {
         UndefinedAgent {
             value: Payload::new(agent),
-            define: |value, me, at| define_cell(taken::<A>(value), me, at, Define::unchecked, None),
+            define: |value, me, at| {
+                define_cell(taken::<A>(value), me, at, DefinitionCheck::Unchecked, None)
+            },
         }
     }
 
@@ -109,7 +112,7 @@ impl UndefinedAgent {
         UndefinedAgent {
             value: Payload::new(agent),
             define: |value, me, at| {
-                define_cell(taken::<A>(value), me, at, Define::check_protocol, None)
+                define_cell(taken::<A>(value), me, at, DefinitionCheck::protocol(), None)
             },
         }
     }
@@ -220,11 +223,26 @@ pub(crate) fn define_cell<A: Agent>(
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
 ) -> Result<Defined, DefineError> {
+    if A::DEFINITION.is_some()
+        && restart.is_none()
+        && let Some(once) = define_once::recorded::<A>(me.shared().class(), check)
+    {
+        let (layout, handlers) = (
+            Arc::clone(&once.layout),
+            Handlers::from_type(&once.handlers),
+        );
+        let (initial, declared) = (once.initial, once.declared);
+        return Ok(Defined {
+            cell: AgentCell::new(agent, me, at, layout, handlers, initial, None),
+            sender: None,
+            declared,
+        });
+    }
     let expected = layout::cached(me.shared().class());
     let mut def = Define::new(me, expected);
-    Agent::define(&mut agent, &mut def)?;
-    check(&def)?;
-    let (cell, sender, declared) = AgentCell::defined(agent, def, restart, at);
+    run_definition(&mut agent, &mut def)?;
+    check.run(&def)?;
+    let (cell, sender, declared) = AgentCell::defined(agent, def, restart, at, check.checks());
     Ok(Defined {
         cell,
         sender,
@@ -239,11 +257,16 @@ impl<A: Agent> AgentCell<A> {
     /// and what only its registration reads. The
     /// cell runs nothing before [`attach`](DefinedAgent::attach)
     /// completes it (it has no id, lease or start ticket until then).
+    ///
+    /// A definition given by the agent's type (`Agent::DEFINITION`) that declared only states
+    /// and handlers its type shares is recorded for the type's later agents
+    /// (`agent/define_once.rs`); `checked` says whether it passed a protocol check.
     pub(super) fn defined(
         agent: A,
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
         at: Placement,
+        checked: bool,
     ) -> (Box<Self>, Option<Box<SenderParts>>, Declared) {
         let Define {
             me,
@@ -260,9 +283,10 @@ impl<A: Agent> AgentCell<A> {
             time_handlers,
             track_depth,
         } = def;
+        let recordable = A::DEFINITION.is_some() && restart.is_none();
         let (layout, handlers) = match table.take_expected(&states) {
             // The definition declared its type's cached layout: nothing was built.
-            Some(layout) => (layout, table.into_handlers(me.shared().class())),
+            Some(layout) => (layout, table.into_handlers(me.shared().class(), recordable)),
             None => {
                 let (handler_layout, handlers) = table.finish(&states);
                 let class = me.shared().class();
@@ -289,7 +313,49 @@ impl<A: Agent> AgentCell<A> {
                 panic_reaction,
             })
         });
-        let cell = Box::new(AgentCell {
+        let declared = Declared {
+            priority,
+            time_handlers,
+        };
+        if recordable
+            && sender.is_none()
+            && hooks.is_empty()
+            && let Some(type_handlers) = handlers.of_type()
+        {
+            define_once::record(
+                me.shared().class(),
+                DefinedOnce {
+                    layout: Arc::clone(&layout),
+                    handlers: type_handlers,
+                    initial,
+                    declared,
+                    checked,
+                },
+            );
+        }
+        let extras = (!hooks.is_empty() || restart.is_some()).then(|| {
+            Box::new(Extras {
+                hooks,
+                restart,
+                ..Extras::default()
+            })
+        });
+        let cell = AgentCell::new(agent, me, at, layout, handlers, initial, extras);
+        (cell, sender, declared)
+    }
+
+    /// A cell of `agent`, whose own mbox is `me`, with its layout, handlers, initial state and
+    /// extras: defined, not attached yet.
+    fn new(
+        agent: A,
+        me: Mbox,
+        at: Placement,
+        layout: Arc<AgentLayout>,
+        handlers: Handlers<A>,
+        initial: State,
+        extras: Option<Box<Extras<A>>>,
+    ) -> Box<Self> {
+        Box::new(AgentCell {
             agent,
             ctx: Ctx {
                 mbox: me,
@@ -304,13 +370,7 @@ impl<A: Agent> AgentCell<A> {
             gate: NOT_STARTED,
             handlers,
             initial,
-            extras: (!hooks.is_empty() || restart.is_some()).then(|| {
-                Box::new(Extras {
-                    hooks,
-                    restart,
-                    ..Extras::default()
-                })
-            }),
+            extras,
             panic_reaction: PanicReaction::Ignore,
             lease: None,
             coop_start: None,
@@ -318,12 +378,7 @@ impl<A: Agent> AgentCell<A> {
             started: false,
             entered: false,
             stopped: DropReason::AgentFailed,
-        });
-        let declared = Declared {
-            priority,
-            time_handlers,
-        };
-        (cell, sender, declared)
+        })
     }
 }
 

@@ -81,6 +81,14 @@ impl<A: Agent> Ctx<A> {
         self.layout.states.name(self.state)
     }
 
+    /// The agent's state named `name`, if its definition declared one: how a handler finds
+    /// a state when the definition could not keep it in the agent (a type's
+    /// [`DEFINITION`](crate::Agent::DEFINITION) takes no agent). A search of the states by
+    /// name: keep the result where a handler needs it often.
+    pub fn state_named(&self, name: &str) -> Option<State> {
+        self.layout.states.named(name)
+    }
+
     /// Switches to `state` when the current handler returns: the on_exit hooks of the states
     /// being left run (innermost first), then the on_enter hooks of the states entered
     /// (outermost first), following initial substates; the next message is handled in the new

@@ -20,11 +20,45 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What a registration checks of a definition once `define` returned: nothing
-/// ([`Define::unchecked`]), or that it handles the agent's protocol
-/// ([`Define::check_protocol`]). A supervised agent's restarts check each new definition the
-/// same way.
-pub(crate) type DefinitionCheck<A> = fn(&Define<A>) -> Result<(), DefineError>;
+/// What a registration checks of a definition once `define` returned: nothing, or that it
+/// handles the agent's protocol ([`Define::check_protocol`]). A supervised agent's restarts
+/// check each new definition the same way.
+pub(crate) enum DefinitionCheck<A: Agent> {
+    Unchecked,
+    Protocol(fn(&Define<A>) -> Result<(), DefineError>),
+}
+
+// Not derived: a derive would ask `A: Copy`.
+impl<A: Agent> Clone for DefinitionCheck<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A: Agent> Copy for DefinitionCheck<A> {}
+
+impl<A: Agent> DefinitionCheck<A> {
+    /// The check of a typed agent's registration: its definition handles its protocol.
+    pub(crate) fn protocol() -> Self
+    where
+        A: Protocol,
+    {
+        DefinitionCheck::Protocol(Define::check_protocol)
+    }
+
+    /// Checks `def`.
+    pub(crate) fn run(self, def: &Define<A>) -> Result<(), DefineError> {
+        match self {
+            DefinitionCheck::Unchecked => Ok(()),
+            DefinitionCheck::Protocol(check) => check(def),
+        }
+    }
+
+    /// True if it checks something (a definition recorded unchecked does not serve it,
+    /// `agent/define_once.rs`).
+    pub(crate) fn checks(self) -> bool {
+        matches!(self, DefinitionCheck::Protocol(_))
+    }
+}
 
 /// A subscription of the agent to a multi mbox, activated when the coop is registered.
 pub(crate) struct MultiSubscriptionDef {
@@ -340,11 +374,6 @@ impl<A: Agent> Define<A> {
     pub fn track_queue_depth(&mut self) -> &mut Self {
         self.track_depth = true;
         self
-    }
-
-    /// The registration check of an agent added untyped: none.
-    pub(crate) fn unchecked(&self) -> Result<(), DefineError> {
-        Ok(())
     }
 
     /// The registration check of a typed agent: every type of its protocol has a handler on

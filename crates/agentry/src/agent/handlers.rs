@@ -460,14 +460,16 @@ impl<A> HandlerTable<A> {
 
     /// The agent's handlers, indexed by the layout [`take_expected`](Self::take_expected)
     /// gave: its type's shared set if they are the set's handlers, or if they are the first
-    /// to decide for `class` (the class of `A`) and worth sharing (`shared.rs`).
-    pub(crate) fn into_handlers(self, class: &AgentClass) -> Handlers<A> {
+    /// to decide for `class` (the class of `A`) and worth sharing (`shared.rs`). A single
+    /// handler is worth sharing only if `share_one` (a type whose definition may be recorded,
+    /// `agent/define_once.rs`: the record gives later agents the set).
+    pub(crate) fn into_handlers(self, class: &AgentClass, share_one: bool) -> Handlers<A> {
         let handlers = match self.handlers {
             Building::Folded(folded) => match folded.complete() {
                 Ok(set) => Stored::Shared(set),
                 Err(folded) => Building::Folded(folded).stored(),
             },
-            Building::Deciding(all) if shared::worth_sharing(&all) => {
+            Building::Deciding(all) if shared::worth_sharing(&all, share_one) => {
                 Stored::Shared(shared::publish(class, all))
             }
             Building::Deciding(all) => {
@@ -592,6 +594,13 @@ impl HandlerLayout {
     }
 }
 
+/// Handlers that every agent of a type can have without a definition of its own: its type's
+/// shared set (`shared.rs`), or none (`agent/define_once.rs`).
+pub(crate) enum TypeHandlers<A: 'static> {
+    None,
+    Set(Arc<[SharedHandler<A>]>),
+}
+
 /// One agent's handlers, indexed by its [`HandlerLayout`]. Its own mbox's id is not kept
 /// here: the cell passes it from the agent's shared part (8 bytes less in every cell).
 pub(crate) struct Handlers<A: 'static> {
@@ -608,6 +617,26 @@ enum Stored<A: 'static> {
 }
 
 impl<A> Handlers<A> {
+    /// These handlers as every agent of the type can have them, if they are its type's shared
+    /// set or none.
+    pub(crate) fn of_type(&self) -> Option<TypeHandlers<A>> {
+        match &self.handlers {
+            Stored::Shared(set) => Some(TypeHandlers::Set(Arc::clone(set))),
+            Stored::Many(many) if many.is_empty() => Some(TypeHandlers::None),
+            Stored::One(_) | Stored::Many(_) => None,
+        }
+    }
+
+    /// An agent's handlers, the same as those [`of_type`](Self::of_type) gave.
+    pub(crate) fn from_type(handlers: &TypeHandlers<A>) -> Self {
+        Handlers {
+            handlers: match handlers {
+                TypeHandlers::None => Stored::Many(Box::new([])),
+                TypeHandlers::Set(set) => Stored::Shared(Arc::clone(set)),
+            },
+        }
+    }
+
     /// The handler for a message from `source` of type `type_id` in `state`, for the agent
     /// whose own mbox is `own`; `layout` is the one [`HandlerTable::finish`] gave with these
     /// handlers (or an equal one).

@@ -46,13 +46,13 @@
 //! - Demands made for an earlier incarnation are still admitted by the slab (same lineage,
 //!   `slab.rs`), so a send that read the previous generation reaches the current body.
 
-use super::Agent;
 use super::cell::{
     AgentCell, Attach, DefinedAgent, Observe, Placement, StartTicket, UndefinedAgent, define_cell,
     taken,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
+use super::{Agent, run_definition};
 use crate::demand::Demand;
 use crate::disp::{Binder, Lease};
 use crate::ids::{AgentId, CoopId, MboxId};
@@ -188,8 +188,8 @@ impl<A: Agent> Suspended<A> {
         let mut def = Define::new(self.mbox.clone(), None);
         let check = self.restart.check;
         match catch_unwind(AssertUnwindSafe(|| {
-            agent.define(&mut def)?;
-            check(&def)
+            run_definition(&mut agent, &mut def)?;
+            check.run(&def)
         })) {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(format!("define failed: {error}")),
@@ -250,7 +250,7 @@ impl<A: Agent> Suspended<A> {
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
         let placement = Placement { binder };
-        let (mut cell, parts, _) = AgentCell::defined(agent, def, Some(restart), placement);
+        let (mut cell, parts, _) = AgentCell::defined(agent, def, Some(restart), placement, false);
         let parts = parts.map(|parts| *parts).unwrap_or_default();
         cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).

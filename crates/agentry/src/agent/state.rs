@@ -154,6 +154,12 @@ impl StateTree {
         self.nodes().get(s.index()).map_or("<unknown>", |n| &n.name)
     }
 
+    /// The state named `name` (the first one so named, if the definition reused a name).
+    pub(crate) fn named(&self, name: &str) -> Option<State> {
+        let index = self.nodes().iter().position(|n| n.name == name)?;
+        Some(State(u16::try_from(index).ok()?))
+    }
+
     pub(crate) fn parent(&self, s: State) -> Option<State> {
         self.nodes()[s.index()].parent
     }

@@ -4,8 +4,9 @@
 //! These methods of `Ctx` are here, in the env's layer, because they go through the env and
 //! its coops; `agent/ctx.rs` (the agents' layer) holds the rest of `Ctx` and names no coop.
 
+use crate::agent::define::DefinitionCheck;
 use crate::agent::protocol::Protocol;
-use crate::agent::{Addr, Agent, Ctx, Define};
+use crate::agent::{Addr, Agent, Ctx};
 use crate::coop::Coop;
 use crate::destination::Destination;
 use crate::env::EnvHandle;
@@ -62,7 +63,7 @@ impl<A: Agent> Ctx<A> {
             Some(self.binder.clone()),
             Some(self.mbox.shared().class()),
             agent,
-            Define::unchecked,
+            DefinitionCheck::Unchecked,
         )
     }
 
@@ -76,7 +77,7 @@ impl<A: Agent> Ctx<A> {
                 Some(self.binder.clone()),
                 Some(self.mbox.shared().class()),
                 agent,
-                Define::check_protocol,
+                DefinitionCheck::protocol(),
             )
             .map(Addr::new)
     }

@@ -47,6 +47,9 @@ pub(crate) struct AgentClass {
     /// (`agent/handlers/shared.rs`, which the agents' layer downcasts this to): decided once,
     /// by the first agent whose definition declares the cached layout.
     pub(crate) handlers: OnceLock<Option<Box<dyn Any + Send + Sync>>>,
+    /// The definition its type gave, recorded for its later agents (`agent/define_once.rs`'s
+    /// `DefinedOnce`, which the agents' layer downcasts this to).
+    pub(crate) defined_once: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl AgentClass {
@@ -66,6 +69,7 @@ impl AgentClass {
             state_names: StateNamesOf::default(),
             layout: OnceLock::new(),
             handlers: OnceLock::new(),
+            defined_once: OnceLock::new(),
         })
     }
 

@@ -204,9 +204,9 @@ impl<A: 'static> Folded<A> {
 }
 
 /// True if `handlers`, as the first agent that declared its type's cached layout declared
-/// them, are to be its type's shared set: 2 or more, each shareable.
-pub(super) fn worth_sharing<A: 'static>(handlers: &[NewHandler<A>]) -> bool {
-    handlers.len() >= 2 && handlers.iter().all(|h| h.shareable.is_some())
+/// them, are to be its type's shared set: each shareable, and 2 or more (or one, if `one`).
+pub(super) fn worth_sharing<A: 'static>(handlers: &[NewHandler<A>], one: bool) -> bool {
+    handlers.len() >= if one { 1 } else { 2 } && handlers.iter().all(|h| h.shareable.is_some())
 }
 
 /// Makes `handlers` (each shareable: [`worth_sharing`]) `class`'s shared set; the agent that

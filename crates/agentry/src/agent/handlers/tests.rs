@@ -413,7 +413,7 @@ fn declared_as_cached(
             .expect("a first subscription of each type");
     }
     assert!(table.take_expected(&tree).is_some(), "the cached layout");
-    table.into_handlers(class)
+    table.into_handlers(class, false)
 }
 
 #[test]

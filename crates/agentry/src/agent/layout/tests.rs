@@ -122,7 +122,7 @@ fn a_definition_that_declares_the_expected_layout_gets_it_without_building_one()
     let layout = table.take_expected(&states).expect("the same declarations");
     assert!(Arc::ptr_eq(&layout, &expected));
     // Its handlers are indexed as the layout says.
-    let handlers = table.into_handlers(&class::<Agent>());
+    let handlers = table.into_handlers(&class::<Agent>(), false);
     let found = |t, s| handlers.lookup(&layout.handlers, own, own, t, s).is_some();
     assert!(found(ping, State::DEFAULT) && found(ping, on) && found(pong, on));
     assert!(!found(pong, State::DEFAULT));
