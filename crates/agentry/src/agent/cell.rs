@@ -322,16 +322,13 @@ impl<A: Agent> AgentCell<A> {
             && hooks.is_empty()
             && let Some(type_handlers) = handlers.of_type()
         {
-            define_once::record(
-                me.shared().class(),
-                DefinedOnce {
-                    layout: Arc::clone(&layout),
-                    handlers: type_handlers,
-                    initial,
-                    declared,
-                    checked,
-                },
-            );
+            define_once::record(me.shared().class(), || DefinedOnce {
+                layout: Arc::clone(&layout),
+                handlers: type_handlers,
+                initial,
+                declared,
+                checked,
+            });
         }
         let extras = (!hooks.is_empty() || restart.is_some()).then(|| {
             Box::new(Extras {

@@ -59,7 +59,10 @@ pub(crate) fn recorded<A: Agent>(
     (once.checked || !check.checks()).then_some(once)
 }
 
-/// Records `once` as `class`'s definition, unless one is recorded already (that one stands).
-pub(crate) fn record<A: Agent>(class: &AgentClass, once: DefinedOnce<A>) {
-    let _ = class.defined_once.set(Box::new(once));
+/// Records the definition `once` makes as `class`'s, unless one is recorded already (that one
+/// stands, and nothing is made).
+pub(crate) fn record<A: Agent>(class: &AgentClass, once: impl FnOnce() -> DefinedOnce<A>) {
+    if class.defined_once.get().is_none() {
+        let _ = class.defined_once.set(Box::new(once()));
+    }
 }
