@@ -5,9 +5,10 @@
 //!
 //! An agent's own `define` may depend on the agent, so every agent runs its own: a handler
 //! table is built, matched against its type's cached layout (`agent/layout.rs`) and dropped,
-//! about half of what registering an agent costs. A type's `DEFINITION` takes no agent, so it
-//! cannot depend on one: once it has produced a layout and handlers that every agent of the
-//! type can share, a later agent gets those directly.
+//! two fifths of what registering a two-handler agent costs (callgrind: 3,132 → 1,900
+//! instructions an agent). A type's `DEFINITION` takes no agent, so it cannot depend on one:
+//! once it has produced a layout and handlers that every agent of the type can share, a later
+//! agent gets those directly.
 //!
 //! # Ground rules
 //!
