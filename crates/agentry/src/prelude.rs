@@ -27,6 +27,6 @@
 //! ```
 
 pub use crate::{
-    Addr, Agent, Coop, Ctx, Define, DefineError, DeregReason, Env, EnvHandle, Mbox, MultiMbox,
-    RegisterError, RequestError, State, UserError, protocol::Protocol,
+    Addr, Agent, Coop, Ctx, Define, DefineError, Definition, DeregReason, Env, EnvHandle, Mbox,
+    MultiMbox, RegisterError, RequestError, State, UserError, protocol::Protocol,
 };
