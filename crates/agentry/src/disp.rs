@@ -400,8 +400,8 @@ impl Binder {
                 if *env != scope.env.address() {
                     return Err(BindError::OtherEnv("default".into()));
                 }
-                let default = scope.env.default_dispatcher()?;
-                default.prepare(scope, priority)
+                let env = scope.env;
+                env.default_dispatcher()?.prepare(scope, priority)
             }
             BinderKind::OneThread(d) => d.prepare(scope, priority),
             BinderKind::ActiveObj(d) => d.prepare(scope),

@@ -227,13 +227,13 @@ impl DispatcherHost for EnvInner {
     }
 
     /// The binder of the default dispatcher, made (and its threads started) on first use.
-    fn default_dispatcher(&self) -> Result<Binder, BindError> {
+    fn default_dispatcher(&self) -> Result<&Binder, BindError> {
         if let Some(binder) = self.default.get() {
-            return Ok(binder.clone());
+            return Ok(binder);
         }
         let _making = self.making_default.lock();
         if let Some(binder) = self.default.get() {
-            return Ok(binder.clone());
+            return Ok(binder);
         }
         let made = self.config.default_dispatcher.start(self);
         let binder = made.map_err(|e| match e {
@@ -242,8 +242,7 @@ impl DispatcherHost for EnvInner {
         })?;
         // Unset: it is set only here, under `making_default`, and by a driven env before any
         // registration.
-        let _ = self.default.set(binder.clone());
-        Ok(binder)
+        Ok(self.default.get_or_init(|| binder))
     }
 
     /// Records a dispatcher for [`EnvHandle::dispatcher_stats`].

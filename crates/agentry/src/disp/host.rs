@@ -40,8 +40,8 @@ pub(crate) trait DispatcherHost: Send + Sync {
     /// Records a dispatcher for the environment's dispatcher statistics.
     fn register_dispatcher(&self, core: Weak<dyn DispatcherCore>);
     /// The binder of the environment's default dispatcher, made (and its threads started) on
-    /// first use.
-    fn default_dispatcher(&self) -> Result<Binder, BindError>;
+    /// first use; borrowed, so that binding an agent to it takes no reference of its own.
+    fn default_dispatcher(&self) -> Result<&Binder, BindError>;
 }
 
 /// An environment a dispatcher can be built on: [`EnvHandle`](crate::EnvHandle) or
