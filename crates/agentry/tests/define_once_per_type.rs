@@ -252,3 +252,62 @@ fn a_typed_registration_checks_the_protocol_after_unchecked_agents_of_its_type_r
     h.stop();
     env.run();
 }
+
+struct Open;
+
+/// Opens on `Open`; its definition closes it again after 10 s (a state time limit).
+struct Door {
+    number: u64,
+    sink: Sink,
+}
+
+impl Agent for Door {
+    const DEFINITION: Option<Definition<Self>> = Some(|def| {
+        let open = def.state("open")?;
+        def.time_limit(open, std::time::Duration::from_secs(10), State::DEFAULT)?;
+        def.on(|_: &mut Door, ctx: &mut Ctx<Door>, Open| {
+            let open = ctx.state_named("open").expect("declared");
+            ctx.change_state(open).expect("known state");
+        })?;
+        def.in_states(&[State::DEFAULT, open]).on(
+            |d: &mut Door, ctx: &mut Ctx<Door>, Report| {
+                let open = u64::from(ctx.state_name() == "open");
+                d.sink.lock().expect("sink").push((d.number, open));
+            },
+        )?;
+        Ok(())
+    });
+}
+
+#[test]
+fn a_recorded_definition_keeps_its_states_time_limits() {
+    let mut env = agentry::testing::TestEnv::new().expect("test env");
+    let sink: Sink = Arc::default();
+    let doors: Vec<Mbox> = (0..5)
+        .map(|number| {
+            let door = Door {
+                number,
+                sink: Arc::clone(&sink),
+            };
+            env.handle().register_agent(door).expect("registered")
+        })
+        .collect();
+    for door in &doors {
+        door.send(Open);
+        door.send(Report);
+    }
+    env.run_until_idle().expect("idle");
+    env.advance(std::time::Duration::from_secs(10))
+        .expect("advanced");
+    for door in &doors {
+        door.send(Report);
+    }
+    env.run_until_idle().expect("idle");
+    let mut reports = sink.lock().expect("sink").clone();
+    reports.sort_unstable();
+    let expected: Vec<(u64, u64)> = (0..5).flat_map(|n| [(n, 0), (n, 1)]).collect();
+    assert_eq!(
+        reports, expected,
+        "every door was open, then closed by its time limit"
+    );
+}

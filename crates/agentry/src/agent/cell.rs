@@ -223,10 +223,10 @@ pub(crate) fn define_cell<A: Agent>(
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
 ) -> Result<Defined, DefineError> {
-    if A::DEFINITION.is_some()
-        && restart.is_none()
-        && let Some(once) = define_once::recorded::<A>(me.shared().class(), check)
-    {
+    // A definition given by the type, for an agent that is not supervised, may be (or have
+    // been) recorded for the type (`agent/define_once.rs`).
+    let recordable = A::DEFINITION.is_some() && restart.is_none();
+    if recordable && let Some(once) = define_once::recorded::<A>(me.shared().class(), check) {
         let (layout, handlers) = (
             Arc::clone(&once.layout),
             Handlers::from_type(&once.handlers),
@@ -242,7 +242,8 @@ pub(crate) fn define_cell<A: Agent>(
     let mut def = Define::new(me, expected);
     run_definition(&mut agent, &mut def)?;
     check.run(&def)?;
-    let (cell, sender, declared) = AgentCell::defined(agent, def, restart, at, check.checks());
+    let record = recordable.then_some(check);
+    let (cell, sender, declared) = AgentCell::defined(agent, def, restart, at, record);
     Ok(Defined {
         cell,
         sender,
@@ -258,15 +259,16 @@ impl<A: Agent> AgentCell<A> {
     /// cell runs nothing before [`attach`](DefinedAgent::attach)
     /// completes it (it has no id, lease or start ticket until then).
     ///
-    /// A definition given by the agent's type (`Agent::DEFINITION`) that declared only states
-    /// and handlers its type shares is recorded for the type's later agents
-    /// (`agent/define_once.rs`); `checked` says whether it passed a protocol check.
+    /// With `record` (the check it passed), a definition that declared only states and
+    /// handlers its type shares is recorded for the type's later agents
+    /// (`agent/define_once.rs`); `None` for a definition that may not be (not the type's, or a
+    /// supervised agent's).
     pub(super) fn defined(
         agent: A,
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
         at: Placement,
-        checked: bool,
+        record: Option<DefinitionCheck<A>>,
     ) -> (Box<Self>, Option<Box<SenderParts>>, Declared) {
         let Define {
             me,
@@ -283,10 +285,12 @@ impl<A: Agent> AgentCell<A> {
             time_handlers,
             track_depth,
         } = def;
-        let recordable = A::DEFINITION.is_some() && restart.is_none();
         let (layout, handlers) = match table.take_expected(&states) {
             // The definition declared its type's cached layout: nothing was built.
-            Some(layout) => (layout, table.into_handlers(me.shared().class(), recordable)),
+            Some(layout) => (
+                layout,
+                table.into_handlers(me.shared().class(), record.is_some()),
+            ),
             None => {
                 let (handler_layout, handlers) = table.finish(&states);
                 let class = me.shared().class();
@@ -317,7 +321,7 @@ impl<A: Agent> AgentCell<A> {
             priority,
             time_handlers,
         };
-        if recordable
+        if let Some(check) = record
             && sender.is_none()
             && hooks.is_empty()
             && let Some(type_handlers) = handlers.of_type()
@@ -327,7 +331,7 @@ impl<A: Agent> AgentCell<A> {
                 handlers: type_handlers,
                 initial,
                 declared,
-                checked,
+                checked: check.checks(),
             });
         }
         let extras = (!hooks.is_empty() || restart.is_some()).then(|| {
