@@ -101,9 +101,9 @@ if [ "$run_miri" -eq 0 ]; then
     echo "         could not add them (rustup toolchain install nightly --component miri,rust-src)" >&2
 else
     cargo +nightly miri setup
-    # The modules with `unsafe`: payload, slab, demand, sync (mpsc, parker, set_once), the handler table,
+    # The modules with `unsafe`: payload, slab, demand, sync (mpsc, parker, set_once), the handler table, the room,
     # and the dispatchers (their queues, and real agents through cell.rs and worker.rs).
-    miri_units=(message::payload slab:: demand:: sync:: agent::handlers disp::)
+    miri_units=(message::payload slab:: demand:: sync:: agent::handlers agent::room disp::)
     CARGO_TARGET_DIR=target/miri cargo +nightly miri test -p agentry --lib -- "${miri_units[@]}" \
         --skip disp::tests::thread_pool --skip disp::batch_end::tests::a_pool_worker
     # The thread pool's work-stealing deques use crossbeam-epoch, which breaks Stacked Borrows and

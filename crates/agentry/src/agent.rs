@@ -11,6 +11,8 @@ pub(crate) mod held;
 pub(crate) mod layout;
 pub mod protocol;
 pub(crate) mod restart;
+#[allow(unsafe_code)]
+mod room;
 pub(crate) mod start;
 mod state;
 

@@ -361,3 +361,83 @@ fn a_deregistering_parent_is_refused() {
     assert_eq!(f.started.load(Ordering::SeqCst), 0);
     assert_eq!(f.h.stats().coops, 0);
 }
+
+/// Holds a clone of its `Arc` (the `Arc`'s count tells how many are alive); with `N` words of
+/// ballast: `Held<0>` is small enough to wait for its definition inline, `Held<8>` waits in
+/// its cell's allocation.
+struct Held<const N: usize> {
+    _alive: Arc<()>,
+    _ballast: [u64; N],
+    fails: bool,
+}
+
+impl<const N: usize> Agent for Held<N> {
+    fn define(&mut self, def: &mut Define<Self>) -> Result<(), DefineError> {
+        def.on(|_: &mut Held<N>, _: &mut Ctx<Held<N>>, _: Ping| {})?;
+        if self.fails {
+            return Err(DefineError::user(NotConfigured(0)));
+        }
+        Ok(())
+    }
+}
+
+fn held<const N: usize>(alive: &Arc<()>, fails: bool) -> Held<N> {
+    Held {
+        _alive: Arc::clone(alive),
+        _ballast: [7; N],
+        fails,
+    }
+}
+
+#[test]
+fn a_failed_registration_drops_every_agent_it_was_given_once() {
+    let (env, f) = fixture();
+    let alive = Arc::new(());
+    // Small and large agents defined before the failing one, the failing one, and small and
+    // large ones never defined.
+    let mut coop = f.h.new_coop();
+    coop.add(held::<0>(&alive, false));
+    coop.add(held::<8>(&alive, false));
+    coop.add(held::<8>(&alive, true));
+    coop.add(held::<0>(&alive, false));
+    coop.add(held::<8>(&alive, false));
+    assert_eq!(Arc::strong_count(&alive), 6);
+    let failed = f.h.register_coop(coop);
+    assert!(
+        matches!(failed, Err(RegisterError::Define { index: 2, .. })),
+        "{failed:?}"
+    );
+    assert_eq!(
+        Arc::strong_count(&alive),
+        1,
+        "every agent of the failed coop was dropped"
+    );
+
+    // The same shapes register and run, and go when their coop does.
+    let mut coop = f.h.new_coop();
+    let mboxes = [
+        coop.add(held::<0>(&alive, false)),
+        coop.add(held::<8>(&alive, false)),
+    ];
+    let (tx, rx) = mpsc::channel();
+    coop.on_dereg(move |_: CoopDeregistered| {
+        let _ = tx.send(());
+    });
+    let id = f.h.register_coop(coop).expect("register");
+    for m in &mboxes {
+        m.send(Ping);
+    }
+    assert_eq!(Arc::strong_count(&alive), 3);
+    f.h.deregister_coop(id, DeregReason::Normal)
+        .expect("deregister");
+    recv(&rx);
+    for m in &mboxes {
+        assert_eq!(m.stats().handled, 1);
+    }
+    assert_eq!(
+        Arc::strong_count(&alive),
+        1,
+        "the agents left with their coop"
+    );
+    drop(env);
+}

@@ -34,6 +34,7 @@ use super::held::{Held, drop_all, drop_message, replay, revoked, trace_kept};
 use super::layout::{self, AgentLayout};
 use super::protocol::Protocol;
 use super::restart::{Restartable, Suspended, unsubscribe};
+use super::room::Room;
 use super::start::{CoopStart, Failed, Go};
 use super::state::{Hook, State};
 use super::{Agent, run_definition};
@@ -45,7 +46,7 @@ use crate::mbox::direct::{AgentHost, AgentShared};
 use crate::mbox::{Mbox, MultiMbox};
 use crate::message::LimitSlot;
 use crate::message::Undelivered;
-use crate::message::payload::{Lent, Payload};
+use crate::message::payload::{self, Lent, Payload};
 use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::reason::DeregReason;
@@ -57,6 +58,7 @@ use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
 use std::any::TypeId;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -81,8 +83,8 @@ impl Observe {
 }
 
 /// Registration, step 1: an agent not yet defined — its value, held as a type-erased
-/// [`Payload`] (inline up to 24 bytes: a small agent costs no allocation between
-/// `Coop::add` and its definition, and leaves no hole behind once its cell is built), and the
+/// [`Payload`] ([`hold`]: a small agent inline, a larger one in the allocation its cell will
+/// take, so that either costs one allocation in all and leaves no hole behind), and the
 /// definition its type runs.
 pub(crate) struct UndefinedAgent {
     value: Payload,
@@ -99,9 +101,10 @@ impl UndefinedAgent {
     /// `agent`, defined unchecked.
     pub(crate) fn new<A: Agent>(agent: A) -> Self {
         UndefinedAgent {
-            value: Payload::new(agent),
+            value: hold(agent),
             define: |value, me, at| {
-                define_cell(taken::<A>(value), me, at, DefinitionCheck::Unchecked, None)
+                let (agent, place) = unhold::<A>(value);
+                define_cell_in(place, agent, me, at, DefinitionCheck::Unchecked, None)
             },
         }
     }
@@ -110,9 +113,10 @@ impl UndefinedAgent {
     /// (`protocol.rs`).
     pub(crate) fn declared<A: Protocol>(agent: A) -> Self {
         UndefinedAgent {
-            value: Payload::new(agent),
+            value: hold(agent),
             define: |value, me, at| {
-                define_cell(taken::<A>(value), me, at, DefinitionCheck::protocol(), None)
+                let (agent, place) = unhold::<A>(value);
+                define_cell_in(place, agent, me, at, DefinitionCheck::protocol(), None)
             },
         }
     }
@@ -128,6 +132,29 @@ impl UndefinedAgent {
     /// Runs the agent's definition and builds its cell where `at` says.
     pub(crate) fn define(self, me: Mbox, at: Placement) -> Result<Defined, DefineError> {
         (self.define)(self.value, me, at)
+    }
+}
+
+/// Where an agent's cell is built: an allocation made for it, empty.
+type CellPlace<A> = Box<MaybeUninit<AgentCell<A>>>;
+
+/// `agent`, held until its definition: inline in the payload if it fits there (no
+/// allocation), else in the allocation its cell will take ([`Room`]).
+fn hold<A: Agent>(agent: A) -> Payload {
+    if payload::is_inline::<A>() {
+        Payload::new(agent)
+    } else {
+        Payload::new(Room::<A, AgentCell<A>>::new(agent))
+    }
+}
+
+/// The agent [`hold`] held in `value`, and where its cell goes: the allocation it waited in,
+/// or a new one for an agent that waited inline.
+fn unhold<A: Agent>(value: Payload) -> (A, CellPlace<A>) {
+    if payload::is_inline::<A>() {
+        (taken::<A>(value), Box::new_uninit())
+    } else {
+        taken::<Room<A, AgentCell<A>>>(value).take()
     }
 }
 
@@ -217,6 +244,18 @@ pub(crate) enum StartTicket {
 
 /// Runs `agent`'s definition, then `check` on it; `restart` for a supervised agent.
 pub(crate) fn define_cell<A: Agent>(
+    agent: A,
+    me: Mbox,
+    at: Placement,
+    check: DefinitionCheck<A>,
+    restart: Option<Box<Restartable<A>>>,
+) -> Result<Defined, DefineError> {
+    define_cell_in(Box::new_uninit(), agent, me, at, check, restart)
+}
+
+/// [`define_cell`], building the cell in `place`.
+fn define_cell_in<A: Agent>(
+    place: CellPlace<A>,
     mut agent: A,
     me: Mbox,
     at: Placement,
@@ -233,7 +272,7 @@ pub(crate) fn define_cell<A: Agent>(
         );
         let (initial, declared) = (once.initial, once.declared);
         return Ok(Defined {
-            cell: AgentCell::new(agent, me, at, layout, handlers, initial, None),
+            cell: AgentCell::new(place, agent, me, at, layout, handlers, initial, None),
             sender: None,
             declared,
         });
@@ -243,7 +282,7 @@ pub(crate) fn define_cell<A: Agent>(
     run_definition(&mut agent, &mut def)?;
     check.run(&def)?;
     let record = recordable.then_some(check);
-    let (cell, sender, declared) = AgentCell::defined(agent, def, restart, at, record);
+    let (cell, sender, declared) = AgentCell::defined(place, agent, def, restart, at, record);
     Ok(Defined {
         cell,
         sender,
@@ -252,7 +291,8 @@ pub(crate) fn define_cell<A: Agent>(
 }
 
 impl<A: Agent> AgentCell<A> {
-    /// The cell of `agent` as `def` defined it, placed `at`; its layout is shared through its
+    /// The cell of `agent` as `def` defined it, built in `place`, placed `at`; its layout is
+    /// shared through its
     /// class (`agent/layout.rs`). Returns the parts of the definition that senders use apart,
     /// boxed, or `None` if it declared none of them (nothing is moved or dropped for them),
     /// and what only its registration reads. The
@@ -264,6 +304,7 @@ impl<A: Agent> AgentCell<A> {
     /// (`agent/define_once.rs`); `None` for a definition that may not be (not the type's, or a
     /// supervised agent's).
     pub(super) fn defined(
+        place: CellPlace<A>,
         agent: A,
         def: Define<A>,
         restart: Option<Box<Restartable<A>>>,
@@ -341,13 +382,15 @@ impl<A: Agent> AgentCell<A> {
                 ..Extras::default()
             })
         });
-        let cell = AgentCell::new(agent, me, at, layout, handlers, initial, extras);
+        let cell = AgentCell::new(place, agent, me, at, layout, handlers, initial, extras);
         (cell, sender, declared)
     }
 
     /// A cell of `agent`, whose own mbox is `me`, with its layout, handlers, initial state and
-    /// extras: defined, not attached yet.
+    /// extras, written into `place`: defined, not attached yet.
+    #[allow(clippy::too_many_arguments)]
     fn new(
+        place: CellPlace<A>,
         agent: A,
         me: Mbox,
         at: Placement,
@@ -356,30 +399,33 @@ impl<A: Agent> AgentCell<A> {
         initial: State,
         extras: Option<Box<Extras<A>>>,
     ) -> Box<Self> {
-        Box::new(AgentCell {
-            agent,
-            ctx: Ctx {
-                mbox: me,
-                binder: at.binder,
-                state: State::DEFAULT,
-                layout,
-                in_transition: false,
-                finishing: false,
-                pending_state: None,
-                _agent: PhantomData,
+        Box::write(
+            place,
+            AgentCell {
+                agent,
+                ctx: Ctx {
+                    mbox: me,
+                    binder: at.binder,
+                    state: State::DEFAULT,
+                    layout,
+                    in_transition: false,
+                    finishing: false,
+                    pending_state: None,
+                    _agent: PhantomData,
+                },
+                gate: NOT_STARTED,
+                handlers,
+                initial,
+                extras,
+                panic_reaction: PanicReaction::Ignore,
+                lease: None,
+                coop_start: None,
+                phase: StartPhase::Defined,
+                started: false,
+                entered: false,
+                stopped: DropReason::AgentFailed,
             },
-            gate: NOT_STARTED,
-            handlers,
-            initial,
-            extras,
-            panic_reaction: PanicReaction::Ignore,
-            lease: None,
-            coop_start: None,
-            phase: StartPhase::Defined,
-            started: false,
-            entered: false,
-            stopped: DropReason::AgentFailed,
-        })
+        )
     }
 }
 

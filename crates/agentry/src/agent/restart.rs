@@ -250,7 +250,14 @@ impl<A: Agent> Suspended<A> {
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
         let placement = Placement { binder };
-        let (mut cell, parts, _) = AgentCell::defined(agent, def, Some(restart), placement, None);
+        let (mut cell, parts, _) = AgentCell::defined(
+            Box::new_uninit(),
+            agent,
+            def,
+            Some(restart),
+            placement,
+            None,
+        );
         let parts = parts.map(|parts| *parts).unwrap_or_default();
         cell.hold_lease(lease);
         // The binding keeps the first incarnation's insend handlers and limits (checked equal).

@@ -61,7 +61,8 @@ impl<M: Reject> VTableOf<M> {
     };
 }
 
-const fn is_inline<M>() -> bool {
+/// True if a value of type `M` is kept inside a payload (no allocation).
+pub(crate) const fn is_inline<M>() -> bool {
     size_of::<M>() <= INLINE_BYTES && align_of::<M>() <= align_of::<usize>()
 }
 
