@@ -271,8 +271,12 @@ fn define_cell_in<A: Agent>(
             Handlers::from_type(&once.handlers),
         );
         let (initial, declared) = (once.initial, once.declared);
+        let cell = Box::write(
+            place,
+            AgentCell::new(agent, me, at, layout, handlers, initial, None),
+        );
         return Ok(Defined {
-            cell: AgentCell::new(place, agent, me, at, layout, handlers, initial, None),
+            cell,
             sender: None,
             declared,
         });
@@ -292,12 +296,11 @@ fn define_cell_in<A: Agent>(
 
 impl<A: Agent> AgentCell<A> {
     /// The cell of `agent` as `def` defined it, built in `place`, placed `at`; its layout is
-    /// shared through its
-    /// class (`agent/layout.rs`). Returns the parts of the definition that senders use apart,
-    /// boxed, or `None` if it declared none of them (nothing is moved or dropped for them),
-    /// and what only its registration reads. The
-    /// cell runs nothing before [`attach`](DefinedAgent::attach)
-    /// completes it (it has no id, lease or start ticket until then).
+    /// shared through its class (`agent/layout.rs`). Returns the parts of the definition that
+    /// senders use apart, boxed, or `None` if it declared none of them (nothing is moved or
+    /// dropped for them), and what only its registration reads. The cell runs nothing before
+    /// [`attach`](DefinedAgent::attach) completes it (it has no id, lease or start ticket
+    /// until then).
     ///
     /// With `record` (the check it passed), a definition that declared only states and
     /// handlers its type shares is recorded for the type's later agents
@@ -382,15 +385,13 @@ impl<A: Agent> AgentCell<A> {
                 ..Extras::default()
             })
         });
-        let cell = AgentCell::new(place, agent, me, at, layout, handlers, initial, extras);
-        (cell, sender, declared)
+        let cell = AgentCell::new(agent, me, at, layout, handlers, initial, extras);
+        (Box::write(place, cell), sender, declared)
     }
 
     /// A cell of `agent`, whose own mbox is `me`, with its layout, handlers, initial state and
-    /// extras, written into `place`: defined, not attached yet.
-    #[allow(clippy::too_many_arguments)]
+    /// extras: defined, not attached yet (its caller writes it into its place).
     fn new(
-        place: CellPlace<A>,
         agent: A,
         me: Mbox,
         at: Placement,
@@ -398,34 +399,31 @@ impl<A: Agent> AgentCell<A> {
         handlers: Handlers<A>,
         initial: State,
         extras: Option<Box<Extras<A>>>,
-    ) -> Box<Self> {
-        Box::write(
-            place,
-            AgentCell {
-                agent,
-                ctx: Ctx {
-                    mbox: me,
-                    binder: at.binder,
-                    state: State::DEFAULT,
-                    layout,
-                    in_transition: false,
-                    finishing: false,
-                    pending_state: None,
-                    _agent: PhantomData,
-                },
-                gate: NOT_STARTED,
-                handlers,
-                initial,
-                extras,
-                panic_reaction: PanicReaction::Ignore,
-                lease: None,
-                coop_start: None,
-                phase: StartPhase::Defined,
-                started: false,
-                entered: false,
-                stopped: DropReason::AgentFailed,
+    ) -> Self {
+        AgentCell {
+            agent,
+            ctx: Ctx {
+                mbox: me,
+                binder: at.binder,
+                state: State::DEFAULT,
+                layout,
+                in_transition: false,
+                finishing: false,
+                pending_state: None,
+                _agent: PhantomData,
             },
-        )
+            gate: NOT_STARTED,
+            handlers,
+            initial,
+            extras,
+            panic_reaction: PanicReaction::Ignore,
+            lease: None,
+            coop_start: None,
+            phase: StartPhase::Defined,
+            started: false,
+            entered: false,
+            stopped: DropReason::AgentFailed,
+        }
     }
 }
 
