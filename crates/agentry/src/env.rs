@@ -163,6 +163,15 @@ impl AgentHost for EnvInner {
         self.drop_watches_of(watcher);
     }
 
+    fn position_in_coop(&self, coop: CoopId, agent: MboxId) -> usize {
+        self.registry
+            .lock()
+            .agents_of(coop)
+            .iter()
+            .position(|a| a.mbox_id == agent)
+            .expect("invariant: an agent's coop is registered until the agent has finished")
+    }
+
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
         self
     }

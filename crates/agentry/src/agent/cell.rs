@@ -1154,7 +1154,7 @@ impl<A: Agent> AgentCell<A> {
         let mbox_id = self.shared().mbox_id;
         let first = coop.is_none_or(|coop| {
             coop.failed(Failed {
-                index: coop.position_of(mbox_id),
+                index: self.host().position_in_coop(self.ctx.coop(), mbox_id),
                 agent_type,
                 failure,
             })

@@ -39,7 +39,6 @@
 
 use super::restart::{Control, send_control};
 use crate::error::StartFailure;
-use crate::ids::MboxId;
 use crate::mbox::direct::AgentShared;
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
@@ -72,12 +71,6 @@ struct Progress {
     holding: Vec<Arc<AgentShared>>,
     /// The coop is gone (deregistration complete).
     gone: bool,
-    /// Its agents' mboxes, in the order they were added, until every agent started: a
-    /// failure names its agent by its position (looked up then, so that an agent's cell
-    /// keeps no index), and after the last start there is none to name (an idle agent that
-    /// started before a sibling keeps the start until its first message: the list does not
-    /// stay with it).
-    agents: Box<[MboxId]>,
 }
 
 /// The start of one coop, shared by its registration and its agents (ground rules).
@@ -87,28 +80,19 @@ pub(crate) struct CoopStart {
 }
 
 impl CoopStart {
-    /// The start of a coop of `agents`, none started yet.
-    pub(crate) fn new(agents: Box<[MboxId]>) -> Arc<Self> {
+    /// The start of a coop of `agents` agents, none started yet. (A failure names its agent
+    /// by its position in the coop, which the agent asks its env for then: the start keeps
+    /// no list of its agents.)
+    pub(crate) fn new(agents: usize) -> Arc<Self> {
         Arc::new(CoopStart {
             progress: Mutex::new(Progress {
-                pending: agents.len(),
+                pending: agents,
                 failed: None,
                 holding: Vec::new(),
                 gone: false,
-                agents,
             }),
             settled: Condvar::new(),
         })
-    }
-
-    /// The position in the coop of the agent whose mbox is `agent`.
-    pub(crate) fn position_of(&self, agent: MboxId) -> usize {
-        self.progress
-            .lock()
-            .agents
-            .iter()
-            .position(|&a| a == agent)
-            .expect("invariant: an agent fails to start before its coop's last start")
     }
 
     /// True if a sibling's start already failed (an agent that has not started yet then
@@ -128,7 +112,6 @@ impl CoopStart {
             if p.pending > 0 {
                 return Go::Hold;
             }
-            p.agents = Box::default();
             self.settled.notify_all();
             std::mem::take(&mut p.holding)
         };
@@ -207,7 +190,7 @@ mod tests {
     use super::{CoopStart, Failed, Go};
     use crate::coop::CoopDeregistered;
     use crate::error::StartFailure;
-    use crate::ids::{CoopId, MboxId};
+    use crate::ids::CoopId;
     use crate::reason::DeregReason;
     use std::sync::Arc;
 
@@ -219,14 +202,10 @@ mod tests {
         }
     }
 
-    fn two_agents() -> Box<[MboxId]> {
-        Box::new([MboxId::next(), MboxId::next()])
-    }
-
     #[test]
     fn a_started_coop_needs_no_listener_and_a_failed_one_waits_for_its_end() {
         // Started: the verdict is known without any listener; nothing else holds the start.
-        let start = CoopStart::new(two_agents());
+        let start = CoopStart::new(2);
         assert_eq!(start.started(), Go::Hold);
         assert_eq!(start.started(), Go::Run);
         assert!(start.wait_verdict());
@@ -235,12 +214,7 @@ mod tests {
 
         // Failed: the verdict is known at once; the registration then waits for the coop's
         // end, which the listener reports.
-        let agents = two_agents();
-        let start = CoopStart::new(agents.clone());
-        assert_eq!(
-            (start.position_of(agents[0]), start.position_of(agents[1])),
-            (0, 1)
-        );
+        let start = CoopStart::new(2);
         assert!(start.failed(failure()));
         assert!(!start.failed(failure()), "only the first failure decides");
         assert!(!start.wait_verdict());

@@ -158,14 +158,7 @@ impl EnvInner {
         // a concurrent deregistration or shutdown sees the coop whole or not at all.
         // Phase 4, the start, is waited for unless waiting could deadlock (`agent/start.rs`).
         let wait = !on_a_dispatcher_thread();
-        let start = (wait || defined.len() > 1).then(|| {
-            CoopStart::new(
-                defined
-                    .iter()
-                    .map(|e| e.defined.cell.shared().mbox_id)
-                    .collect(),
-            )
-        });
+        let start = (wait || defined.len() > 1).then(|| CoopStart::new(defined.len()));
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);
@@ -227,7 +220,7 @@ impl EnvInner {
         prepare_binding(&mut BindScope::new(&**self), 0, &mut entry)?;
 
         let wait = !on_a_dispatcher_thread();
-        let start = wait.then(|| CoopStart::new(Box::new([shared.mbox_id])));
+        let start = wait.then(|| CoopStart::new(1));
         let mut registry = self.registry.lock();
         if self.phase() >= SHUTTING_DOWN {
             return Err(RegisterError::EnvStopped);

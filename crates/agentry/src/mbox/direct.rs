@@ -209,6 +209,10 @@ pub(crate) trait AgentHost: Send + Sync {
     fn deregister_for_agent(self: Arc<Self>, coop: CoopId, reason: DeregReason);
     /// The watches of the agent whose mbox is `watcher` end (a restarted incarnation's).
     fn watcher_gone(&self, watcher: MboxId);
+    /// The position of the agent whose mbox is `agent` among the agents of `coop`, in the
+    /// order they were added (a failed start names its agent by it; the coop is registered
+    /// until its agents have finished, so the agent asking is there).
+    fn position_in_coop(&self, coop: CoopId, agent: MboxId) -> usize;
     /// The env itself, for the env's layer to downcast (`EnvHandle::of`: an agent's `Ctx`
     /// reaches its env through its mbox).
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
