@@ -170,14 +170,13 @@ impl Mbox {
     pub fn stats(&self) -> AgentStats {
         let live = self.0.binding().and_then(|b| {
             let env = self.0.env()?;
-            env.agent_slab().live_counts(b.incarnation())
+            env.agent_slab().live_handled(b.incarnation())
         });
         // Read the published totals only after the live check failed: they are written before
         // the slot changes generation.
         let mut stats = AgentStats::read(&self.0.stats);
-        if let Some((handled, unhandled)) = live {
+        if let Some(handled) = live {
             stats.handled = handled;
-            stats.unhandled = unhandled;
         }
         stats.queue_depth = self.0.binding().and_then(|b| b.limits().depth()).into();
         // Timed from its binding on; the counters exist from its first timed run.

@@ -58,10 +58,13 @@ pub(crate) struct AgentSlot {
     /// half), see [`admits`].
     state: AtomicU64,
     body: UnsafeCell<Option<Box<dyn AgentBody>>>,
-    /// Messages handled / unhandled by the current agent (written by its worker only).
+    /// Messages handled by the current agent (written by its worker only). Those it had no
+    /// handler for are counted by the agent in its own counters (`stats/agent_counters.rs`).
     handled: AtomicU64,
-    unhandled: AtomicU64,
 }
+
+// Every agent has one: the index, the state, the body and its handled count.
+const _: () = assert!(std::mem::size_of::<AgentSlot>() == 40);
 
 impl AgentSlot {
     fn vacant(index: u32) -> Self {
@@ -70,7 +73,6 @@ impl AgentSlot {
             state: AtomicU64::new(0),
             body: UnsafeCell::new(None),
             handled: AtomicU64::new(0),
-            unhandled: AtomicU64::new(0),
         }
     }
 }
@@ -194,12 +196,11 @@ impl fmt::Debug for AgentRef {
 }
 
 /// What a body may do to its slot while it runs a supervisor's control demand
-/// (`AgentBody::control`): move on to a new incarnation, and count the messages it takes.
+/// (`AgentBody::control`): move on to a new incarnation, and count the messages it handles.
 pub(crate) struct IncarnationCx<'a> {
     slab: &'a AgentSlab,
     target: AgentRef,
     handled: u64,
-    unhandled: u64,
 }
 
 impl<'a> IncarnationCx<'a> {
@@ -212,7 +213,6 @@ impl<'a> IncarnationCx<'a> {
             slab,
             target,
             handled: 0,
-            unhandled: 0,
         }
     }
 
@@ -224,26 +224,22 @@ impl<'a> IncarnationCx<'a> {
         next
     }
 
-    /// Counts a message the body took.
+    /// Counts a message the body took, if it handled it (see [`AgentSlab::count`]).
     pub(crate) fn count(&mut self, taken: Taken) {
-        match taken {
-            Taken::Handled => self.handled += 1,
-            Taken::Unhandled => self.unhandled += 1,
-            Taken::Deferred | Taken::Dropped => {}
+        if taken == Taken::Handled {
+            self.handled += 1;
         }
     }
 
-    /// Adds the counted messages to the agent's slot.
+    /// Adds the handled messages to the agent's slot.
     pub(crate) fn publish(self) {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules); the contract of
-        // `new` makes this thread the counters' single writer.
-        let slot = unsafe { self.target.slot.as_ref() };
-        for (counter, n) in [
-            (&slot.handled, self.handled),
-            (&slot.unhandled, self.unhandled),
-        ] {
-            counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
-        }
+        // `new` makes this thread the counter's single writer.
+        let handled = &unsafe { self.target.slot.as_ref() }.handled;
+        handled.store(
+            handled.load(Ordering::Relaxed) + self.handled,
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -331,7 +327,6 @@ impl AgentSlab {
         // touches the body until the generation below is published.
         unsafe { *slot.body.get() = Some(body) };
         slot.handled.store(0, Ordering::Relaxed);
-        slot.unhandled.store(0, Ordering::Relaxed);
         self.occupants_as::<O>().occupy(index, shared);
         slot.state
             .store(pack(generation, generation), Ordering::Release);
@@ -453,35 +448,31 @@ impl AgentSlab {
         self.occupants.bury(slot.index, r.generation);
     }
 
-    /// Counts one message the agent `r` handled or had no handler for (a deferred message is
-    /// counted when its next incarnation takes it).
+    /// Counts one message the agent `r` handled (a deferred message is counted when its next
+    /// incarnation takes it; one it had no handler for, by the agent in its own counters, as
+    /// the slot keeps no count of what many agents never see).
     ///
     /// # Safety
     ///
     /// As [`body_mut`](Self::body_mut): only the agent's worker counts.
     #[inline]
     pub(crate) unsafe fn count(&self, r: AgentRef, taken: Taken) {
+        if taken != Taken::Handled {
+            return;
+        }
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
-        let slot = unsafe { r.slot.as_ref() };
-        let counter = match taken {
-            Taken::Handled => &slot.handled,
-            Taken::Unhandled => &slot.unhandled,
-            Taken::Deferred | Taken::Dropped => return,
-        };
+        let handled = &unsafe { r.slot.as_ref() }.handled;
         // Single writer: a plain load and store, no locked instruction.
-        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        handled.store(handled.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
-    /// (handled, unhandled) of the agent `r`, if it still occupies its slot.
-    pub(crate) fn live_counts(&self, r: AgentRef) -> Option<(u64, u64)> {
+    /// The messages the agent `r` has handled, if it still occupies its slot.
+    pub(crate) fn live_handled(&self, r: AgentRef) -> Option<u64> {
         // SAFETY: `r` was made by this slab, whose slots live as long as it does.
         let slot = unsafe { r.slot.as_ref() };
-        let counts = (
-            slot.handled.load(Ordering::Relaxed),
-            slot.unhandled.load(Ordering::Relaxed),
-        );
+        let handled = slot.handled.load(Ordering::Relaxed);
         // Any incarnation of the occupant: its counters span its restarts.
-        admits(slot.state.load(Ordering::Acquire), r.generation).then_some(counts)
+        admits(slot.state.load(Ordering::Acquire), r.generation).then_some(handled)
     }
 
     /// The shared part of the live agent `id`, if it still exists.

@@ -164,6 +164,11 @@ fn no_handler_and_agent_gone() {
         "the reply type is part of the request type"
     );
     assert_eq!(h.stats().unhandled, 2);
+    assert_eq!(
+        d.stats().unhandled,
+        2,
+        "the agent counts an unhandled request before its requester hears of it"
+    );
     h.deregister_coop(id, DeregReason::Normal)
         .expect("deregister");
     recv(&gone_rx);

@@ -660,6 +660,7 @@ impl<A: Agent> AgentCell<A> {
             self.ctx.state,
         ) else {
             shared.counters().unhandled.fetch_add(1, Ordering::Relaxed);
+            shared.stats.count_unhandled();
             tracing::debug!(
                 target: "agentry::delivery",
                 agent = %self.ctx.id(),

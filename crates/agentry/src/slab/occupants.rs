@@ -30,7 +30,7 @@ use std::sync::{Arc, Weak};
 /// What the slab and the dispatchers ask of an agent's shared part (implemented by
 /// `AgentShared`, `mbox/direct.rs`).
 pub(crate) trait Occupant: Send + Sync + 'static {
-    /// Its counters: the slab publishes its final handled and unhandled counts into them as it
+    /// Its counters: the slab publishes its final handled count into them as it
     /// leaves its slot.
     fn stats(&self) -> &AgentCounters;
     /// The name of its type (for the trace of a message it did not get).
@@ -233,10 +233,9 @@ impl<O: Occupant> Occupancy for Occupants<O> {
         let mut agents = self.entry(slot.index).lock();
         let live = agents.vacate(|agent| {
             // Published before the generation moves on (readers check it after reading).
-            agent.stats().publish_final(
-                slot.handled.load(Ordering::Relaxed),
-                slot.unhandled.load(Ordering::Relaxed),
-            );
+            agent
+                .stats()
+                .publish_final(slot.handled.load(Ordering::Relaxed));
             Tombstone {
                 first: first(state),
                 last: current(state),

@@ -1,7 +1,7 @@
 //! An agent's own counters (`AgentCounters`), kept in its direct mbox's shared part and read
 //! by [`AgentStats`](crate::AgentStats): a small box made by the agent's leaving with
-//! messages counted (its final `handled` / `unhandled`) or by the first rare count, which
-//! goes to a second box inside it.
+//! messages handled (its final `handled`), by its first unhandled message or by the first rare
+//! count, which goes to a second box inside it.
 
 use crate::stats::{HandlerSampling, HandlerTimes};
 use once_cell::race::OnceBox;
@@ -11,13 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Per-agent counters, readable from any thread.
 ///
-/// While the agent lives, `handled` and `unhandled` are counted in its slot (the line its
-/// worker touches anyway, see `slab.rs`); they are copied into [`Counts`] when it leaves, if
-/// either is not 0 (a 32-byte chunk). The others count what most agents never see
-/// (refusals, drops, panics, insend handlers, restarts, handler time), in [`RareCounters`],
-/// made by the first of them. So a live agent carries one pointer here (every agent has a
-/// shared part: 16 bytes less brought it from a 144-byte chunk to a 128-byte one), and an
-/// agent that leaves having handled messages one small box.
+/// While the agent lives, `handled` is counted in its slot (the line its worker touches
+/// anyway, see `slab.rs`) and copied into [`Counts`] when it leaves, if it is not 0 (a
+/// 32-byte chunk). `unhandled` is counted in [`Counts`] as it happens, by the agent's worker
+/// (its first unhandled message makes the box; 8 bytes less in every slot for what many
+/// agents never see). The others count what most agents never see (refusals, drops, panics,
+/// insend handlers, restarts, handler time), in [`RareCounters`], made by the first of them.
+/// So a live agent carries one pointer here (every agent has a shared part: 16 bytes less
+/// brought it from a 144-byte chunk to a 128-byte one), and an agent that leaves having
+/// handled messages one small box.
 #[derive(Default)]
 pub(crate) struct AgentCounters {
     /// One pointer (not `OnceLock<Box<_>>`, two words): two threads making it at once may
@@ -30,7 +32,7 @@ pub(crate) struct AgentCounters {
 pub(crate) struct Counts {
     /// Final count, published when the agent leaves.
     handled: AtomicU64,
-    /// Final count, published when the agent leaves.
+    /// Counted as it happens, by the agent's worker (its only writer).
     unhandled: AtomicU64,
     rare: OnceBox<RareCounters>,
 }
@@ -226,19 +228,25 @@ impl AgentCounters {
         rare.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The agent left having handled `handled` messages and left `unhandled` unhandled: its
-    /// final counts, published (a box is made only if either is not 0).
-    pub(crate) fn publish_final(&self, handled: u64, unhandled: u64) {
+    /// A message the agent took had no handler in its state. Called by the agent's worker
+    /// only (the count's single writer: a plain load and store).
+    pub(crate) fn count_unhandled(&self) {
+        let unhandled = &self.counts().unhandled;
+        unhandled.store(unhandled.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// The agent left having handled `handled` messages: its final count, published (a box
+    /// is made only if it is not 0).
+    pub(crate) fn publish_final(&self, handled: u64) {
         let counts = match self.counts.get() {
             Some(counts) => counts,
-            None if handled == 0 && unhandled == 0 => return,
+            None if handled == 0 => return,
             None => self.counts(),
         };
         counts.handled.store(handled, Ordering::Relaxed);
-        counts.unhandled.store(unhandled, Ordering::Relaxed);
     }
 
-    /// The final `handled` and `unhandled` counts (0 until the agent left).
+    /// The final `handled` count (0 until the agent left) and the `unhandled` count.
     pub(crate) fn final_counts(&self) -> (u64, u64) {
         self.counts.get().map_or((0, 0), |c| {
             (
