@@ -406,7 +406,7 @@ impl AgentStats {
     pub(crate) fn read(c: &AgentCounters) -> Self {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let rare = |f: fn(&RareCounters) -> &AtomicU64| c.rare_if_any().map_or(0, |x| r(f(x)));
-        let (handled, unhandled) = c.final_counts();
+        let (handled, unhandled) = c.handled_and_unhandled();
         AgentStats {
             handled,
             unhandled,

@@ -48,8 +48,8 @@ pub(crate) trait Occupant: Send + Sync + 'static {
 pub(super) trait Occupancy: Any + Send + Sync {
     /// Makes the entries of `segment` (before the segment is published).
     fn grow(&self, segment: usize);
-    /// The occupant of `slot` leaves it: its final counts are published, it becomes a tombstone,
-    /// and the slot's state moves from `state` to the next (even, free) generation.
+    /// The occupant of `slot` leaves it: its final handled count is published, it becomes a
+    /// tombstone, and the slot's state moves from `state` to the next (even, free) generation.
     fn vacate(&self, slot: &AgentSlot, state: u64);
     /// The occupant of `slot` (any incarnation of it), if `generation` is one of its.
     fn live(&self, slot: &AgentSlot, generation: u32) -> Option<Arc<dyn Occupant>>;

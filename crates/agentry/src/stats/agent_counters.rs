@@ -27,7 +27,8 @@ pub(crate) struct AgentCounters {
     counts: OnceBox<Counts>,
 }
 
-/// The final counts of a gone agent, and the rare counters if any was counted.
+/// The final handled count of a gone agent, the unhandled count, and the rare counters if any
+/// was counted.
 #[derive(Default)]
 pub(crate) struct Counts {
     /// Final count, published when the agent leaves.
@@ -246,8 +247,9 @@ impl AgentCounters {
         counts.handled.store(handled, Ordering::Relaxed);
     }
 
-    /// The final `handled` count (0 until the agent left) and the `unhandled` count.
-    pub(crate) fn final_counts(&self) -> (u64, u64) {
+    /// The `handled` count published when the agent left (0 while it lives: its slot has the
+    /// live one) and the `unhandled` count, live.
+    pub(crate) fn handled_and_unhandled(&self) -> (u64, u64) {
         self.counts.get().map_or((0, 0), |c| {
             (
                 c.handled.load(Ordering::Relaxed),
