@@ -77,6 +77,11 @@ pub(crate) struct PendingAgent {
 // Every agent of a coop has one until the coop registers.
 const _: () = assert!(std::mem::size_of::<PendingAgent>() <= 48);
 
+/// Room a coop's list of agents makes at its first agent: a child coop of a handful or ten
+/// agents (a tree of workers, skynet's) grows it no further, where starting from `Vec`'s
+/// four would reallocate it twice. It lives until the registration (768 bytes).
+const FIRST_CAPACITY: usize = 16;
+
 /// A coop being assembled; register it with
 /// [`EnvHandle::register_coop`](crate::EnvHandle::register_coop).
 ///
@@ -211,6 +216,9 @@ impl Coop {
         let mbox = Mbox::from_shared(Arc::clone(&shared));
         if let Some(binder) = binder {
             self.own_binders.push((self.agents.len(), binder));
+        }
+        if self.agents.capacity() == 0 {
+            self.agents.reserve_exact(FIRST_CAPACITY);
         }
         self.agents.push(PendingAgent { shared, agent });
         mbox

@@ -326,6 +326,10 @@ impl EnvInner {
     }
 
     fn perform(self: &Arc<Self>, mut actions: Actions) {
+        // Most agents that finish leave nothing to do (all but the last of their coop).
+        if actions.is_empty() {
+            return;
+        }
         watches::notify(&mut actions);
         // Listeners first: a coop's listeners have run before its parent is told to finish
         // (so before the parent's own listeners can run).

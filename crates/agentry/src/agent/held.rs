@@ -112,6 +112,10 @@ pub(crate) fn drop_message(
 
 /// Drops every kept message (the agent is leaving), as [`drop_message`].
 pub(crate) fn drop_all(shared: &AgentShared, id: AgentId, held: Vec<Held>, why: DropReason) {
+    if held.is_empty() {
+        // Most agents kept none (and an empty `Vec`'s iterator is not free to drop).
+        return;
+    }
     for Held {
         source,
         payload,

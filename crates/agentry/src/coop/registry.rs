@@ -143,6 +143,14 @@ pub(crate) struct Actions {
 }
 
 impl Actions {
+    /// Nothing to do.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.finish.is_empty()
+            && self.notify.is_empty()
+            && self.terminated.is_empty()
+            && !self.became_empty
+    }
+
     fn absorb(&mut self, more: Actions) {
         self.finish.extend(more.finish);
         self.notify.extend(more.notify);
@@ -376,6 +384,15 @@ impl Registry {
             return Err(DeregisterError::AlreadyDeregistering(id));
         }
         let mut actions = Actions::default();
+        if !entry.has_children() {
+            // Most coops: the coop is the only one to finish (no walk, no lists).
+            self.coops
+                .get_mut(id)
+                .expect("invariant: found above")
+                .leaving = Some(reason);
+            self.start_finishing(id, &mut actions);
+            return Ok(actions);
+        }
         let mut leaves = Vec::new();
         let mut stack = vec![(id, reason)];
         while let Some((c, why)) = stack.pop() {

@@ -288,12 +288,12 @@ impl EnvInner {
             Some(parts) => (
                 TypeRules::new(parts.insend, parts.event_priorities, propagation),
                 LimitTable::new(parts.limits, parts.track_depth || queue_depth),
-                parts.multi,
+                Some(parts.multi),
             ),
             None => (
                 TypeRules::new(Default::default(), Default::default(), propagation),
                 LimitTable::new(Vec::new(), queue_depth),
-                Vec::new(),
+                None,
             ),
         };
         shared.bind(Binding::new(
@@ -306,9 +306,11 @@ impl EnvInner {
             handler_timing,
             reaction,
         ));
-        for m in multi {
-            m.mbox
-                .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
+        if let Some(multi) = multi {
+            for m in multi {
+                m.mbox
+                    .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
+            }
         }
     }
 
