@@ -2,7 +2,7 @@
 //! `LOOM_MAX_PREEMPTIONS` preemptions (default [`PREEMPTIONS`]; the bound tokio uses in CI is
 //! 2; exhaustive search of three threads with parking does not finish in reasonable time).
 
-use super::mpsc::{Apart, MpscQueue, SMALL_BLOCK_CAP};
+use super::mpsc::{Apart, BLOCK_CAP, MpscQueue, Padded, SMALL_BLOCK_CAP};
 use super::parker::Parker;
 use super::set_once::{Flag, SetOnce};
 use loom::sync::Arc;
@@ -10,7 +10,11 @@ use loom::thread;
 
 /// Pops until `n` values arrived, parking through the sleep protocol when nothing is ready
 /// (as the dispatcher worker does; it never spins on a producer).
-fn consume(queue: &MpscQueue<(usize, usize)>, parker: &Parker, n: usize) -> Vec<(usize, usize)> {
+fn consume<const FIRST: usize>(
+    queue: &MpscQueue<(usize, usize), BLOCK_CAP, Padded, FIRST>,
+    parker: &Parker,
+    n: usize,
+) -> Vec<(usize, usize)> {
     let mut got = Vec::new();
     while got.len() < n {
         // SAFETY: this thread is the only consumer.
@@ -284,6 +288,52 @@ fn two_producers_cross_block_boundaries_and_blocks_are_recycled() {
         queue.push((9, 9));
         // SAFETY: the consumer has finished; this thread is now the only consumer.
         assert_eq!(unsafe { queue.pop() }, Some((9, 9)));
+    });
+}
+
+/// A queue whose first block is its own (a pool agent's, `disp/thread_pool/agent_queue.rs`):
+/// with loom's two-slot blocks, four values span three blocks while producers install blocks
+/// — the queue's own among them once the consumer has recycled it, or a heap block freed in
+/// its place when it is the spare already —; then a value is left in the queue, released with
+/// it, and its own block is never freed on its own.
+#[test]
+fn a_first_block_of_its_own_is_recycled_and_never_freed_on_its_own() {
+    model(|| {
+        let queue = Arc::new(MpscQueue::<(usize, usize), BLOCK_CAP, Padded, 1>::new());
+        let parker = Arc::new(Parker::new());
+        let consumer = {
+            let (queue, parker) = (queue.clone(), parker.clone());
+            thread::spawn(move || {
+                // SAFETY: called once, by the consumer, before it parks.
+                unsafe { parker.register_consumer() };
+                consume(&queue, &parker, 4)
+            })
+        };
+        let producers: Vec<_> = (0..2)
+            .map(|p| {
+                let (queue, parker) = (queue.clone(), parker.clone());
+                thread::spawn(move || {
+                    for i in 0..2 {
+                        queue.push((p, i));
+                        parker.unpark();
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.join().expect("producer");
+        }
+        let got = consumer.join().expect("consumer");
+        for p in 0..2 {
+            let from_p: Vec<usize> = got
+                .iter()
+                .filter(|(q, _)| *q == p)
+                .map(|(_, i)| *i)
+                .collect();
+            assert_eq!(from_p, vec![0, 1], "producer {p}'s values in order");
+        }
+        queue.push((9, 9));
+        drop(queue);
     });
 }
 

@@ -28,6 +28,11 @@
 //! - A producer dereferences a block only after its CAS claimed a slot in it, and the
 //!   consumer retires a block only after reading every slot of it, so no producer can touch a
 //!   retired block.
+//! - A queue may have its first block inside it (`FIRST = 1`, a pool agent's queue: one
+//!   allocation with its first block). That block takes part like any other, named by a tag
+//!   that is resolved against the queue when followed (so the queue may still move), and is
+//!   never freed: retired, it becomes the spare as usual; when it is the spare already, the
+//!   retired heap block is freed instead, so the queue's own block stays in use.
 //!
 //! # Ground rules
 //!
@@ -90,14 +95,18 @@ struct Block<T, const CAP: usize> {
 }
 
 impl<T, const CAP: usize> Block<T, CAP> {
-    fn alloc() -> *mut Block<T, CAP> {
-        Box::into_raw(Box::new(Block {
+    fn new() -> Self {
+        Block {
             next: AtomicPtr::new(ptr::null_mut()),
             slots: std::array::from_fn(|_| Slot {
                 value: UnsafeCell::new(MaybeUninit::uninit()),
                 ready: AtomicBool::new(false),
             }),
-        }))
+        }
+    }
+
+    fn alloc() -> *mut Block<T, CAP> {
+        Box::into_raw(Box::new(Block::new()))
     }
 }
 
@@ -157,12 +166,25 @@ impl Spacing for Apart {
 
 /// Unbounded lock-free MPSC queue (see the module docs for the rules) with blocks of `CAP`
 /// slots, its parts laid out by `S` (in this order: `repr(C)`).
+///
+/// With `FIRST = 1` its first block is its own, after its parts: a queue that is one of very
+/// many (a pool agent's) is one allocation with that block. The block is used, linked and
+/// recycled like the others, but the queue's pointers name it [`OWN`](Self::OWN) (an
+/// address no allocation has), resolved against the queue where it is when one is followed,
+/// so the queue may move like any value; it is never freed on its own.
 #[repr(C)]
-pub(crate) struct MpscQueue<T, const CAP: usize = BLOCK_CAP, S: Spacing = Padded> {
+pub(crate) struct MpscQueue<
+    T,
+    const CAP: usize = BLOCK_CAP,
+    S: Spacing = Padded,
+    const FIRST: usize = 0,
+> {
     /// The producers' part.
     tail: S::Of<Tail<T, CAP>>,
     /// The consumer's part.
     head: S::Of<Head<T, CAP>>,
+    /// The first block, if it is the queue's own (`FIRST = 1`).
+    own_block: [Block<T, CAP>; FIRST],
 }
 
 struct Tail<T, const CAP: usize> {
@@ -183,9 +205,15 @@ struct Head<T, const CAP: usize> {
 
 // SAFETY: values cross threads (producer → consumer), so `T: Send` suffices; the raw pointers
 // are owned by the queue and only dereferenced under the rules in the module docs.
-unsafe impl<T: Send, const CAP: usize, S: Spacing> Send for MpscQueue<T, CAP, S> {}
+unsafe impl<T: Send, const CAP: usize, S: Spacing, const FIRST: usize> Send
+    for MpscQueue<T, CAP, S, FIRST>
+{
+}
 // SAFETY: `push` is safe from any thread; `pop` is `unsafe` and requires a single consumer.
-unsafe impl<T: Send, const CAP: usize, S: Spacing> Sync for MpscQueue<T, CAP, S> {}
+unsafe impl<T: Send, const CAP: usize, S: Spacing, const FIRST: usize> Sync
+    for MpscQueue<T, CAP, S, FIRST>
+{
+}
 
 /// Waiting for another producer to install the next block: spin briefly, then yield.
 struct Backoff(u32);
@@ -204,23 +232,58 @@ impl Backoff {
     }
 }
 
-impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
+impl<T, const CAP: usize> Tail<T, CAP> {
+    fn starting_at(first: *mut Block<T, CAP>) -> Self {
+        Tail {
+            index: AtomicU64::new(0),
+            block: AtomicPtr::new(first),
+        }
+    }
+}
+
+impl<T, const CAP: usize> Head<T, CAP> {
+    fn starting_at(first: *mut Block<T, CAP>) -> Self {
+        Head {
+            pos: UnsafeCell::new((first, 0)),
+            popped: AtomicU64::new(0),
+            spare: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+impl<T, const CAP: usize, S: Spacing, const FIRST: usize> MpscQueue<T, CAP, S, FIRST> {
     /// Index positions per block: its slots plus the sentinel.
     const LAP: u64 = CAP as u64 + 1;
 
-    /// An empty queue (its first block is allocated).
+    /// What the queue's pointers hold for its own block (`FIRST = 1`): the dangling address of
+    /// a block, which no allocation has.
+    const OWN: *mut Block<T, CAP> = ptr::NonNull::dangling().as_ptr();
+
+    /// An empty queue: its first block is allocated, or (`FIRST = 1`) its own.
     pub(crate) fn new() -> Self {
-        let first = Block::alloc();
+        const { assert!(FIRST <= 1, "a queue has at most one block of its own") };
+        let first = if FIRST == 1 {
+            Self::OWN
+        } else {
+            Block::alloc()
+        };
         MpscQueue {
-            tail: S::space(Tail {
-                index: AtomicU64::new(0),
-                block: AtomicPtr::new(first),
-            }),
-            head: S::space(Head {
-                pos: UnsafeCell::new((first, 0)),
-                popped: AtomicU64::new(0),
-                spare: AtomicPtr::new(ptr::null_mut()),
-            }),
+            tail: S::space(Tail::starting_at(first)),
+            head: S::space(Head::starting_at(first)),
+            own_block: std::array::from_fn(|_| Block::new()),
+        }
+    }
+
+    /// The block `block` names, where it is now: the queue's own block for
+    /// [`OWN`](Self::OWN), else `block` itself.
+    #[inline(always)]
+    fn resolve(&self, block: *mut Block<T, CAP>) -> *mut Block<T, CAP> {
+        if FIRST == 1 && block == Self::OWN {
+            // Blocks are shared through atomics and `UnsafeCell`s only: a pointer made from
+            // `&self` may write to them.
+            self.own_block.as_ptr().cast_mut()
+        } else {
+            block
         }
     }
 
@@ -257,12 +320,12 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
                         // SAFETY: `block` is the block of our claimed slot (the CAS succeeded
                         // on the index value read before loading `block`, see above); the
                         // consumer cannot retire it before reading our slot, not yet written.
-                        unsafe { (*block).next.store(next, Ordering::Release) };
+                        unsafe { (*self.resolve(block)).next.store(next, Ordering::Release) };
                     }
                     // SAFETY: as above, `block` stays alive until our slot is read; the slot
                     // is ours alone (claimed by the CAS) and empty (fresh or reset on
                     // recycling, which happened before the block was published again).
-                    let slot = unsafe { &(*block).slots[offset] };
+                    let slot = unsafe { &(*self.resolve(block)).slots[offset] };
                     // SAFETY: the consumer reads the value only after seeing `ready`.
                     slot.value
                         .with_mut(|p| unsafe { p.write(MaybeUninit::new(value)) });
@@ -303,7 +366,7 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
             // SAFETY: single consumer (caller contract): nobody else touches `pos`.
             let (block, offset) = unsafe { *pos };
             // SAFETY: the consumer's block is alive until the consumer retires it.
-            let slot = unsafe { &(*block).slots[offset] };
+            let slot = unsafe { &(*self.resolve(block)).slots[offset] };
             if !slot.ready.load(Ordering::Acquire) {
                 return None;
             }
@@ -335,7 +398,7 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
     #[inline(never)]
     unsafe fn leave_block(&self, block: *mut Block<T, CAP>) -> (*mut Block<T, CAP>, usize) {
         // SAFETY: the block is alive (retired only below).
-        let next = unsafe { (*block).next.load(Ordering::Acquire) };
+        let next = unsafe { (*self.resolve(block)).next.load(Ordering::Acquire) };
         assert!(
             !next.is_null(),
             "invariant: a block's last slot is written after its `next` link"
@@ -346,14 +409,24 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
         (next, 0)
     }
 
-    /// Resets `block` and keeps it as the spare (freeing a spare nobody took).
+    /// Resets `block` and keeps it as the spare (freeing a spare nobody took). The queue's
+    /// own first block, when it is the spare, stays the spare: `block` is freed instead.
     ///
     /// # Safety
     ///
     /// Only the consumer, with `block` unreachable for producers and consumer alike.
     unsafe fn retire(&self, block: *mut Block<T, CAP>) {
+        // Only the consumer makes a block the spare; producers only take it: a spare found to
+        // be the queue's own here is not replaced by anything but null meanwhile.
+        if FIRST == 1 && block != Self::OWN && self.head.spare.load(Ordering::Relaxed) == Self::OWN
+        {
+            // SAFETY: the caller gives us `block` (a heap block: not the queue's own),
+            // unreachable.
+            unsafe { Self::free(block) };
+            return;
+        }
         // SAFETY: the caller gives us exclusive ownership of `block`.
-        let b = unsafe { &*block };
+        let b = unsafe { &*self.resolve(block) };
         b.next.store(ptr::null_mut(), Ordering::Relaxed);
         for slot in &b.slots {
             slot.ready.store(false, Ordering::Relaxed);
@@ -362,7 +435,20 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
         let old = self.head.spare.swap(block, Ordering::AcqRel);
         if !old.is_null() {
             // SAFETY: the swap took the previous spare out of the queue: nobody else holds it.
-            drop(unsafe { Box::from_raw(old) });
+            unsafe { Self::free(old) };
+        }
+    }
+
+    /// Frees `block` unless it is the queue's own.
+    ///
+    /// # Safety
+    ///
+    /// `block` is [`OWN`](Self::OWN) or was allocated by [`Block::alloc`], and nothing uses it
+    /// any more.
+    unsafe fn free(block: *mut Block<T, CAP>) {
+        if FIRST == 0 || block != Self::OWN {
+            // SAFETY: forwarded contract: a block of our own allocation, unused.
+            drop(unsafe { Box::from_raw(block) });
         }
     }
 
@@ -384,13 +470,13 @@ impl<T, const CAP: usize, S: Spacing> MpscQueue<T, CAP, S> {
         // SAFETY: single consumer (caller contract).
         let (block, offset) = self.head.pos.with(|p| unsafe { *p });
         // SAFETY: the consumer's block is alive until the consumer retires it.
-        !unsafe { &(*block).slots[offset] }
+        !unsafe { &(*self.resolve(block)).slots[offset] }
             .ready
             .load(Ordering::Acquire)
     }
 }
 
-impl<T, const CAP: usize, S: Spacing> Drop for MpscQueue<T, CAP, S> {
+impl<T, const CAP: usize, S: Spacing, const FIRST: usize> Drop for MpscQueue<T, CAP, S, FIRST> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is active any more, so every claimed slot is
         // written.
@@ -403,15 +489,15 @@ impl<T, const CAP: usize, S: Spacing> Drop for MpscQueue<T, CAP, S> {
         let mut block = self.head.pos.with(|p| unsafe { (*p).0 });
         while !block.is_null() {
             // SAFETY: as above; each block is freed once, after reading its link.
-            let next = unsafe { (*block).next.load(Ordering::Relaxed) };
-            // SAFETY: as above.
-            drop(unsafe { Box::from_raw(block) });
+            let next = unsafe { (*self.resolve(block)).next.load(Ordering::Relaxed) };
+            // SAFETY: as above (the queue's own block is left to its field).
+            unsafe { Self::free(block) };
             block = next;
         }
         let spare = self.head.spare.swap(ptr::null_mut(), Ordering::Relaxed);
         if !spare.is_null() {
             // SAFETY: exclusive access; the spare is owned by the queue.
-            drop(unsafe { Box::from_raw(spare) });
+            unsafe { Self::free(spare) };
         }
     }
 }

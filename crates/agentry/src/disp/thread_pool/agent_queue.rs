@@ -44,12 +44,14 @@ pub(crate) struct AgentQueue {
     /// state touches it; allocated when the first raised demand is seen).
     sorted: UnsafeCell<Option<Box<EventLanes>>>,
     /// Small blocks: a pool holds one queue per agent (or coop), mostly short, and every line
-    /// a message touches is likely a cache miss when the agents are many.
-    demands: MpscQueue<Demand, SMALL_BLOCK_CAP, Apart>,
+    /// a message touches is likely a cache miss when the agents are many. Its first block is
+    /// its own, at its end: the queue and that block are one allocation.
+    demands: MpscQueue<Demand, SMALL_BLOCK_CAP, Apart, 1>,
 }
 
-// A pool agent's own allocation (with the `Arc`'s counts, a 240-byte chunk of glibc's malloc).
-const _: () = assert!(std::mem::size_of::<AgentQueue>() <= 208);
+// A pool agent's own allocation, its first block included (with the `Arc`'s counts, a
+// 688-byte chunk of glibc's malloc; it was a 240-byte and a 464-byte one).
+const _: () = assert!(std::mem::size_of::<AgentQueue>() <= 664);
 const _: () = assert!(std::mem::align_of::<AgentQueue>() <= 16);
 
 // SAFETY: `sorted` is touched only by the pool thread that holds the run state (through its

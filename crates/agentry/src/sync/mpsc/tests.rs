@@ -1,10 +1,11 @@
 //! The queue with its default blocks and, where block boundaries matter, with the small
-//! blocks of the pool's agent queues too.
+//! blocks of the pool's agent queues too, and with a first block of its own (as a pool
+//! agent's queue has it).
 
-use super::{BLOCK_CAP, MpscQueue, SMALL_BLOCK_CAP};
+use super::{BLOCK_CAP, MpscQueue, Padded, SMALL_BLOCK_CAP};
 use std::sync::Arc;
 
-fn drain<T, const CAP: usize>(q: &MpscQueue<T, CAP>) -> Vec<T> {
+fn drain<T, const CAP: usize, const FIRST: usize>(q: &MpscQueue<T, CAP, Padded, FIRST>) -> Vec<T> {
     let mut out = Vec::new();
     // SAFETY: the test thread is the only consumer.
     while let Some(v) = unsafe { q.pop() } {
@@ -74,16 +75,21 @@ impl Drop for Counted {
 
 #[test]
 fn fifo_across_many_blocks_with_interleaved_pops() {
-    fifo_across_many_blocks_with_interleaved_pops_in::<BLOCK_CAP>();
+    fifo_across_many_blocks_with_interleaved_pops_in::<BLOCK_CAP, 0>();
 }
 
 #[test]
 fn fifo_across_many_small_blocks_with_interleaved_pops() {
-    fifo_across_many_blocks_with_interleaved_pops_in::<SMALL_BLOCK_CAP>();
+    fifo_across_many_blocks_with_interleaved_pops_in::<SMALL_BLOCK_CAP, 0>();
 }
 
-fn fifo_across_many_blocks_with_interleaved_pops_in<const CAP: usize>() {
-    let q = MpscQueue::<_, CAP>::new();
+#[test]
+fn fifo_across_many_blocks_with_interleaved_pops_and_a_first_block_of_its_own() {
+    fifo_across_many_blocks_with_interleaved_pops_in::<SMALL_BLOCK_CAP, 1>();
+}
+
+fn fifo_across_many_blocks_with_interleaved_pops_in<const CAP: usize, const FIRST: usize>() {
+    let q = MpscQueue::<u32, CAP, Padded, FIRST>::new();
     let mut expected = 0u32;
     let mut next = 0u32;
     // Pushes run ahead of pops by a varying distance, so the consumer crosses block
@@ -133,15 +139,22 @@ fn empty_queue_reports_empty_and_pop_none() {
 
 #[test]
 fn drop_releases_each_value_exactly_once_including_a_partially_consumed_block() {
-    drop_releases_each_value_exactly_once_in::<BLOCK_CAP>();
+    drop_releases_each_value_exactly_once_in::<BLOCK_CAP, 0>();
 }
 
 #[test]
 fn drop_releases_each_value_exactly_once_with_small_blocks() {
-    drop_releases_each_value_exactly_once_in::<SMALL_BLOCK_CAP>();
+    drop_releases_each_value_exactly_once_in::<SMALL_BLOCK_CAP, 0>();
 }
 
-fn drop_releases_each_value_exactly_once_in<const CAP: usize>() {
+/// Drops with the queue's own block at the head, further on, as the spare and out of use, and
+/// (under miri) frees every other block once and never the queue's own.
+#[test]
+fn drop_releases_each_value_exactly_once_with_a_first_block_of_its_own() {
+    drop_releases_each_value_exactly_once_in::<SMALL_BLOCK_CAP, 1>();
+}
+
+fn drop_releases_each_value_exactly_once_in<const CAP: usize, const FIRST: usize>() {
     for (pushed, popped) in [
         (0, 0),
         (1, 0),
@@ -152,7 +165,7 @@ fn drop_releases_each_value_exactly_once_in<const CAP: usize>() {
         (6 * CAP + 14, 2 * CAP),
     ] {
         let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let q = MpscQueue::<_, CAP>::new();
+        let q = MpscQueue::<Counted, CAP, Padded, FIRST>::new();
         for _ in 0..pushed {
             q.push(Counted(drops.clone()));
         }
@@ -218,15 +231,20 @@ fn stress_many_producers_per_producer_order_and_exactly_once() {
 
 #[test]
 fn concurrent_producers_and_consumer_cross_blocks_and_drop_releases_the_rest() {
-    concurrent_producers_and_consumer_cross_blocks_in::<BLOCK_CAP>();
+    concurrent_producers_and_consumer_cross_blocks_in::<BLOCK_CAP, 0>();
 }
 
 #[test]
 fn concurrent_producers_and_consumer_cross_small_blocks_and_drop_releases_the_rest() {
-    concurrent_producers_and_consumer_cross_blocks_in::<SMALL_BLOCK_CAP>();
+    concurrent_producers_and_consumer_cross_blocks_in::<SMALL_BLOCK_CAP, 0>();
 }
 
-fn concurrent_producers_and_consumer_cross_blocks_in<const CAP: usize>() {
+#[test]
+fn concurrent_producers_and_consumer_cross_blocks_with_a_first_block_of_its_own() {
+    concurrent_producers_and_consumer_cross_blocks_in::<SMALL_BLOCK_CAP, 1>();
+}
+
+fn concurrent_producers_and_consumer_cross_blocks_in<const CAP: usize, const FIRST: usize>() {
     // Producers race for the last slot of a block (the one that installs the next block, from
     // the spare the consumer recycled or a new allocation) while the consumer retires blocks
     // behind them; the consumer stops half-way and the queue drops the rest.
@@ -234,7 +252,7 @@ fn concurrent_producers_and_consumer_cross_blocks_in<const CAP: usize>() {
     let each: usize = if cfg!(miri) { 2 * CAP + 5 } else { 20_000 };
     let total: usize = PRODUCERS * each;
     let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let q = Arc::new(MpscQueue::<_, CAP>::new());
+    let q = Arc::new(MpscQueue::<_, CAP, Padded, FIRST>::new());
     let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
             let (q, drops) = (q.clone(), drops.clone());
