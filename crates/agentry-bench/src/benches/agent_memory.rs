@@ -1,6 +1,7 @@
 //! `agent_memory`: the memory an idle agent costs — N agents with an empty mailbox and one
 //! handler are registered and started; the process's resident set grows by
-//! `bytes_per_agent × N` (target ≤ 256 bytes).
+//! `bytes_per_agent × N` (target ≤ 256 bytes, on `one_thread`). The same agents on a thread
+//! pool of 2 threads show what the pool adds: each agent has a queue of its own there.
 //!
 //! The growth is measured as resident-set size, after the harness has set the allocator to keep
 //! freed memory (see `harness::allocator`), so it counts every byte the runtime touched for the
@@ -10,7 +11,7 @@
 //! A second phase times the environment's shutdown with the N agents in it: from `stop` until
 //! `run` has returned — every agent finished and gone (target ≤ 0.5 s for 10^6 agents).
 
-use super::support::{Tally, env, setup};
+use super::support::{Placement, Tally, env, setup};
 use crate::harness::rss::current_rss_bytes;
 use crate::harness::{BenchDef, BenchError, Case, ChartKind, PhaseSpec, Sample, Scale, verify_eq};
 use agentry::{Agent, Ctx, Define, DefineError, UserError};
@@ -45,21 +46,27 @@ impl Agent for Idle {
 
 fn cases(scale: Scale) -> Vec<Case> {
     let n = scale.pick(1_000u64, 100_000, 1_000_000);
-    vec![
-        Case::builder(format!("one_thread N={n}"))
-            .dispatcher("one_thread")
-            .param("N", n)
-            .phase(PhaseSpec::agents("registration"))
-            .phase(PhaseSpec::agents("shutdown"))
-            .memory()
-            .reps(3)
-            .runner(move || run_idle_agents(n)),
-    ]
+    [Placement::OneThread, Placement::ThreadPool(2)]
+        .into_iter()
+        .map(|placement| {
+            let label = placement.label();
+            Case::builder(format!("{label} N={n}"))
+                .dispatcher(label)
+                .param("N", n)
+                .phase(PhaseSpec::agents("registration"))
+                .phase(PhaseSpec::agents("shutdown"))
+                .memory()
+                .reps(3)
+                .runner(move || run_idle_agents(n, placement))
+        })
+        .collect()
 }
 
-fn run_idle_agents(n: u64) -> Result<Sample, BenchError> {
+fn run_idle_agents(n: u64, placement: Placement) -> Result<Sample, BenchError> {
     let env = env()?;
     let handle = env.handle().clone();
+    // The dispatcher is made before the first reading: its threads are not the agents' cost.
+    let binders = placement.binders(&handle)?;
     let started = Tally::default();
     let answered = Tally::default();
     let rss_unreadable = |e: std::io::Error| BenchError::Harness(format!("RSS: {e}"));
@@ -67,6 +74,7 @@ fn run_idle_agents(n: u64) -> Result<Sample, BenchError> {
 
     let registration = Instant::now();
     let mut coop = handle.new_coop();
+    coop.set_binder(binders.of(0, n));
     let mboxes: Vec<_> = (0..n)
         .map(|_| {
             coop.add(Idle {
