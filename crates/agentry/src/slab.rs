@@ -34,6 +34,7 @@
 //!   occupant. A message whose tombstone is gone belongs to an agent nobody can observe.
 
 // The seam and the occupants hold no `unsafe`: the slab's allowance stops here.
+pub(crate) mod blocks;
 #[deny(unsafe_code)]
 pub(crate) mod body;
 #[deny(unsafe_code)]
@@ -41,7 +42,7 @@ pub(crate) mod occupants;
 pub(crate) mod segments;
 
 use crate::ids::AgentId;
-use body::{AgentBody, Taken};
+use body::{AgentBody, Body, Taken};
 use occupants::{Occupancy, Occupant, Occupants};
 use parking_lot::Mutex;
 use segments::{Segments, locate, segment_len};
@@ -57,7 +58,7 @@ pub(crate) struct AgentSlot {
     /// Current generation (low half) and the first generation of the occupant's lineage (high
     /// half), see [`admits`].
     state: AtomicU64,
-    body: UnsafeCell<Option<Box<dyn AgentBody>>>,
+    body: UnsafeCell<Option<Body>>,
     /// Messages handled by the current agent (written by its worker only). Those it had no
     /// handler for are counted by the agent in its own counters (`stats/agent_counters.rs`).
     handled: AtomicU64,
@@ -196,7 +197,7 @@ impl fmt::Debug for AgentRef {
 }
 
 /// What a body may do to its slot while it runs a supervisor's control demand
-/// (`AgentBody::control`): move on to a new incarnation, and count the messages it handles.
+/// (`body::control`): move on to a new incarnation, and count the messages it handles.
 pub(crate) struct IncarnationCx<'a> {
     slab: &'a AgentSlab,
     target: AgentRef,
@@ -289,11 +290,7 @@ impl AgentSlab {
     }
 
     /// Allocates a slot for a new agent whose shared part is `shared` and body `body`.
-    pub(crate) fn insert<O: Occupant>(
-        &self,
-        shared: &Arc<O>,
-        body: Box<dyn AgentBody>,
-    ) -> AgentRef {
+    pub(crate) fn insert<O: Occupant>(&self, shared: &Arc<O>, body: Body) -> AgentRef {
         let index = {
             let mut a = self.allocation.lock();
             match a.free.pop() {
@@ -359,7 +356,7 @@ impl AgentSlab {
     /// # Safety
     ///
     /// As [`body_mut`](Self::body_mut); no reference from `body_mut` may be alive.
-    pub(crate) unsafe fn take_body(&self, r: AgentRef) -> Option<Box<dyn AgentBody>> {
+    pub(crate) unsafe fn take_body(&self, r: AgentRef) -> Option<Body> {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };
         if !admits(slot.state.load(Ordering::Acquire), r.generation) {
@@ -374,7 +371,7 @@ impl AgentSlab {
     /// # Safety
     ///
     /// As [`take_body`](Self::take_body), on the same thread, for the same agent.
-    pub(crate) unsafe fn put_body(&self, r: AgentRef, body: Box<dyn AgentBody>) {
+    pub(crate) unsafe fn put_body(&self, r: AgentRef, body: Body) {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };
         debug_assert!(admits(slot.state.load(Ordering::Relaxed), r.generation));
@@ -411,7 +408,7 @@ impl AgentSlab {
     /// # Safety
     ///
     /// As [`body_mut`](Self::body_mut); the agent must have finished.
-    pub(crate) unsafe fn remove(&self, r: AgentRef) -> Option<Box<dyn AgentBody>> {
+    pub(crate) unsafe fn remove(&self, r: AgentRef) -> Option<Body> {
         // SAFETY: slot pointers stay valid while the slab lives (ground rules).
         let slot = unsafe { r.slot.as_ref() };
         let state = slot.state.load(Ordering::Acquire);

@@ -51,7 +51,9 @@ use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
-pub(crate) use crate::slab::body::{AgentBody, Control, Exit, Taken};
+use crate::slab::blocks::BlockBox;
+pub(crate) use crate::slab::body::{AgentBody, Body, Control, ControlFn, Exit, Taken};
+use crate::slab::body::{erase, own};
 use crate::stats::{skip_timing, time_this_run};
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
@@ -83,16 +85,16 @@ impl Observe {
 }
 
 /// Registration, step 1: an agent not yet defined — its value, held as a type-erased
-/// [`Payload`] ([`hold`]: a small agent inline, a larger one in the allocation its cell will
-/// take, so that either costs one allocation in all and leaves no hole behind), and the
-/// definition its type runs.
+/// [`Payload`] ([`hold`]: a small agent inline, a larger one in the block its cell will take,
+/// so that either costs one block of the cells' store in all and leaves no hole behind), and
+/// the definition its type runs.
 pub(crate) struct UndefinedAgent {
     value: Payload,
     define: DefineFn,
 }
 
 /// Runs the definition of the agent in a payload (of the type it was made for) and builds its
-/// cell — the allocation that holds it from then on — where the placement says; its layout is
+/// cell — in the block that holds it from then on — where the placement says; its layout is
 /// shared through its class at once (`agent/layout.rs`), so that what only the definition
 /// needed is freed before the next agent defines itself.
 type DefineFn = fn(Payload, Mbox, Placement) -> Result<Defined, DefineError>;
@@ -135,11 +137,11 @@ impl UndefinedAgent {
     }
 }
 
-/// Where an agent's cell is built: an allocation made for it, empty.
-type CellPlace<A> = Box<MaybeUninit<AgentCell<A>>>;
+/// Where an agent's cell is built: a block of the cells' store (`slab/blocks.rs`), empty.
+type CellPlace<A> = BlockBox<MaybeUninit<AgentCell<A>>>;
 
 /// `agent`, held until its definition: inline in the payload if it fits there (no
-/// allocation), else in the allocation its cell will take ([`Room`]).
+/// allocation), else in the block its cell will take ([`Room`]).
 fn hold<A: Agent>(agent: A) -> Payload {
     if payload::is_inline::<A>() {
         Payload::new(agent)
@@ -148,11 +150,11 @@ fn hold<A: Agent>(agent: A) -> Payload {
     }
 }
 
-/// The agent [`hold`] held in `value`, and where its cell goes: the allocation it waited in,
-/// or a new one for an agent that waited inline.
+/// The agent [`hold`] held in `value`, and where its cell goes: the block it waited in, or a
+/// new one for an agent that waited inline.
 fn unhold<A: Agent>(value: Payload) -> (A, CellPlace<A>) {
     if payload::is_inline::<A>() {
-        (taken::<A>(value), Box::new_uninit())
+        (taken::<A>(value), BlockBox::new_uninit())
     } else {
         taken::<Room<A, AgentCell<A>>>(value).take()
     }
@@ -179,7 +181,7 @@ pub(crate) struct Placement {
 /// Registration, step 2: a defined agent, its cell built, waiting for the commit
 /// ([`DefinedAgent::attach`]).
 pub(crate) struct Defined {
-    pub(crate) cell: Box<dyn DefinedAgent>,
+    pub(crate) cell: BlockBox<dyn DefinedAgent>,
     /// The parts of its definition that senders use, handed to its
     /// [`Binding`](crate::mbox::direct::Binding); `None` when it declared none of them (most
     /// agents: nothing per agent is kept for them between the definition and the commit).
@@ -206,9 +208,18 @@ pub(crate) trait DefinedAgent: Send {
     /// Keeps the agent's dispatcher alive from its prepared binding on (dropping the cell
     /// before the commit gives it back: a rolled-back registration).
     fn hold_lease(&mut self, lease: Lease);
-    /// Completes the cell with what the commit decides, in place: the cell becomes the body
-    /// the slab holds (no new allocation).
-    fn attach(self: Box<Self>, attach: Attach) -> Box<dyn AgentBody>;
+    /// Completes the cell with what the commit decides, in place ([`attached`] makes it the
+    /// body the slab holds, in the same block).
+    fn attach(&mut self, attach: Attach);
+    /// The cell as the body it becomes once attached.
+    fn as_body(&mut self) -> &mut dyn AgentBody;
+}
+
+/// `cell`, completed with what the commit decides: the body the slab holds, in the block the
+/// cell was built in.
+pub(crate) fn attached(mut cell: BlockBox<dyn DefinedAgent>, attach: Attach) -> Body {
+    cell.attach(attach);
+    cell.retype(|c| c.as_body())
 }
 
 /// The parts of a definition that senders use.
@@ -250,7 +261,7 @@ pub(crate) fn define_cell<A: Agent>(
     check: DefinitionCheck<A>,
     restart: Option<Box<Restartable<A>>>,
 ) -> Result<Defined, DefineError> {
-    define_cell_in(Box::new_uninit(), agent, me, at, check, restart)
+    define_cell_in(BlockBox::new_uninit(), agent, me, at, check, restart)
 }
 
 /// [`define_cell`], building the cell in `place`.
@@ -271,12 +282,11 @@ fn define_cell_in<A: Agent>(
             Handlers::from_type(&once.handlers),
         );
         let (initial, declared) = (once.initial, once.declared);
-        let cell = Box::write(
-            place,
-            AgentCell::new(agent, me, at, layout, handlers, initial, None),
-        );
+        let cell = place.write(AgentCell::new(
+            agent, me, at, layout, handlers, initial, None,
+        ));
         return Ok(Defined {
-            cell,
+            cell: cell.retype(|c| c as &mut dyn DefinedAgent),
             sender: None,
             declared,
         });
@@ -288,7 +298,7 @@ fn define_cell_in<A: Agent>(
     let record = recordable.then_some(check);
     let (cell, sender, declared) = AgentCell::defined(place, agent, def, restart, at, record);
     Ok(Defined {
-        cell,
+        cell: cell.retype(|c| c as &mut dyn DefinedAgent),
         sender,
         declared,
     })
@@ -313,7 +323,7 @@ impl<A: Agent> AgentCell<A> {
         restart: Option<Box<Restartable<A>>>,
         at: Placement,
         record: Option<DefinitionCheck<A>>,
-    ) -> (Box<Self>, Option<Box<SenderParts>>, Declared) {
+    ) -> (BlockBox<Self>, Option<Box<SenderParts>>, Declared) {
         let Define {
             me,
             states,
@@ -386,7 +396,7 @@ impl<A: Agent> AgentCell<A> {
             })
         });
         let cell = AgentCell::new(agent, me, at, layout, handlers, initial, extras);
-        (Box::write(place, cell), sender, declared)
+        (place.write(cell), sender, declared)
     }
 
     /// A cell of `agent`, whose own mbox is `me`, with its layout, handlers, initial state and
@@ -440,7 +450,7 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
         self.lease = Some(lease);
     }
 
-    fn attach(mut self: Box<Self>, attach: Attach) -> Box<dyn AgentBody> {
+    fn attach(&mut self, attach: Attach) {
         // Timed if the registration decided so (the env's setting or the definition's, the
         // decision its binding's `handler_timing` holds too), or a restart carried it over.
         let observe = attach.observe;
@@ -471,6 +481,9 @@ impl<A: Agent> DefinedAgent for AgentCell<A> {
             }
             StartTicket::Restart => StartPhase::PendingRestart,
         };
+    }
+
+    fn as_body(&mut self) -> &mut dyn AgentBody {
         self
     }
 }
@@ -1225,7 +1238,7 @@ impl<A: Agent> AgentCell<A> {
     /// A supervisor's `Stop`: this incarnation ends, the slot moves on to the next one (a new
     /// id), the agent value is dropped, and a suspended body takes the slot
     /// (`agent/restart.rs`).
-    fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
+    fn stop_for_restart(mut self, epoch: u64, cx: &mut IncarnationCx<'_>) -> Body {
         self.finish_incarnation();
         self.host().watcher_gone(self.ctx.mbox.id());
         // The ending incarnation's, for the log below (the binding moves on to the next).
@@ -1280,7 +1293,27 @@ impl<A: Agent> AgentCell<A> {
         if let Some(link) = link {
             link.ack(epoch, crate::mbox::supervisor_link::Ack::Stopped);
         }
-        Box::new(suspended)
+        erase(BlockBox::new(suspended))
+    }
+
+    /// A supervisor's control demand, or its coop's start verdict (`slab/body.rs`).
+    fn control(this: BlockBox<Self>, control: Control, cx: &mut IncarnationCx<'_>) -> Body {
+        match control {
+            Control::Stop { epoch } => this.into_inner().stop_for_restart(epoch, cx),
+            Control::Release => {
+                let mut this = this;
+                this.release(cx);
+                erase(this)
+            }
+            // Running already: what `Start` asks for (the supervisor only starts what it
+            // stopped, so this does not happen; the ack keeps it from waiting regardless).
+            Control::Start { epoch } => {
+                if let Some(link) = this.shared().binding().and_then(|b| b.supervisor()) {
+                    link.ack(epoch, crate::mbox::supervisor_link::Ack::Started);
+                }
+                erase(this)
+            }
+        }
     }
 }
 
@@ -1349,27 +1382,8 @@ impl<A: Agent> AgentBody for AgentCell<A> {
         }
     }
 
-    fn control(
-        self: Box<Self>,
-        control: Control,
-        cx: &mut IncarnationCx<'_>,
-    ) -> Box<dyn AgentBody> {
-        match control {
-            Control::Stop { epoch } => self.stop_for_restart(epoch, cx),
-            Control::Release => {
-                let mut this = self;
-                this.release(cx);
-                this
-            }
-            // Running already: what `Start` asks for (the supervisor only starts what it
-            // stopped, so this does not happen; the ack keeps it from waiting regardless).
-            Control::Start { epoch } => {
-                if let Some(link) = self.shared().binding().and_then(|b| b.supervisor()) {
-                    link.ack(epoch, crate::mbox::supervisor_link::Ack::Started);
-                }
-                self
-            }
-        }
+    fn control_fn(&self) -> ControlFn {
+        |body, control, cx| Self::control(own(body), control, cx)
     }
 
     fn state_name(&self) -> &str {

@@ -47,8 +47,8 @@
 //!   `slab.rs`), so a send that read the previous generation reaches the current body.
 
 use super::cell::{
-    AgentCell, Attach, DefinedAgent, Observe, Placement, StartTicket, UndefinedAgent, define_cell,
-    taken,
+    AgentCell, Attach, DefinedAgent, Observe, Placement, StartTicket, UndefinedAgent, attached,
+    define_cell, taken,
 };
 use super::define::{Define, DefinitionCheck};
 use super::held::{Held, drop_all, replay, revoked, trace_kept};
@@ -65,8 +65,9 @@ use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
 use crate::panic_reaction::PanicReaction;
 use crate::slab::IncarnationCx;
+use crate::slab::blocks::BlockBox;
 pub(crate) use crate::slab::body::Control;
-use crate::slab::body::{AgentBody, Exit, Taken};
+use crate::slab::body::{AgentBody, Body, ControlFn, Exit, Taken, erase, own};
 use crate::timer::token::TimerToken;
 use crate::trace::DropReason;
 use std::any::TypeId;
@@ -220,21 +221,21 @@ impl<A: Agent> Suspended<A> {
     }
 
     /// A supervisor's `Start` (ground rules).
-    fn start(mut self: Box<Self>, epoch: u64, cx: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
-        let link = self.link();
-        let (agent, def) = match self.make() {
+    fn start(mut this: BlockBox<Self>, epoch: u64, cx: &mut IncarnationCx<'_>) -> Body {
+        let link = this.link();
+        let (agent, def) = match this.make() {
             Ok(made) => made,
             Err(why) => {
                 tracing::error!(
-                    agent = %self.id,
-                    agent_type = self.mbox.shared().agent_type(),
+                    agent = %this.id,
+                    agent_type = this.mbox.shared().agent_type(),
                     why,
                     "supervised agent could not be restarted"
                 );
                 if let Some(link) = link {
                     link.ack(epoch, Ack::StartFailed);
                 }
-                return self;
+                return erase(this);
             }
         };
         let Suspended {
@@ -246,12 +247,12 @@ impl<A: Agent> Suspended<A> {
             mut restart,
             observe,
             multi: old,
-        } = *self;
+        } = this.into_inner();
         unsubscribe(mbox.id(), old);
         let deferred = std::mem::take(&mut restart.deferred);
         let placement = Placement { binder };
         let (mut cell, parts, _) = AgentCell::defined(
-            Box::new_uninit(),
+            BlockBox::new_uninit(),
             agent,
             def,
             Some(restart),
@@ -271,12 +272,15 @@ impl<A: Agent> Suspended<A> {
             m.mbox
                 .add_subscriber(m.type_id, Arc::clone(&shared), m.options);
         }
-        let mut body = cell.attach(Attach {
-            panic_reaction: parts.panic_reaction.unwrap_or(PanicReaction::Supervise),
-            multi,
-            observe,
-            start: StartTicket::Restart,
-        });
+        let mut body = attached(
+            cell.retype(|c| c as &mut dyn DefinedAgent),
+            Attach {
+                panic_reaction: parts.panic_reaction.unwrap_or(PanicReaction::Supervise),
+                multi,
+                observe,
+                start: StartTicket::Restart,
+            },
+        );
         shared.stats.rare().restarts.fetch_add(1, Ordering::Relaxed);
         shared.counters().restarts.fetch_add(1, Ordering::Relaxed);
         body.on_start();
@@ -340,22 +344,21 @@ impl<A: Agent> AgentBody for Suspended<A> {
         }
     }
 
-    fn control(
-        self: Box<Self>,
-        control: Control,
-        cx: &mut IncarnationCx<'_>,
-    ) -> Box<dyn AgentBody> {
-        match control {
-            Control::Start { epoch } => self.start(epoch, cx),
-            // Stopped already.
-            Control::Stop { epoch } => {
-                if let Some(link) = self.link() {
-                    link.ack(epoch, Ack::Stopped);
+    fn control_fn(&self) -> ControlFn {
+        |body, control, cx| {
+            let this = own::<Self>(body);
+            match control {
+                Control::Start { epoch } => Self::start(this, epoch, cx),
+                // Stopped already.
+                Control::Stop { epoch } => {
+                    if let Some(link) = this.link() {
+                        link.ack(epoch, Ack::Stopped);
+                    }
+                    erase(this)
                 }
-                self
+                // Suspended only after its coop started.
+                Control::Release => erase(this),
             }
-            // Suspended only after its coop started.
-            Control::Release => self,
         }
     }
 

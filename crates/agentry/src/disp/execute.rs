@@ -11,7 +11,7 @@
 
 use crate::demand::{Demand, Kind, Revocable, Traced};
 use crate::message::payload::{Lent, Payload};
-use crate::slab::body::{AgentBody, Control, Taken};
+use crate::slab::body::{self, AgentBody, Control, Taken};
 use crate::slab::{AgentRef, AgentSlab, IncarnationCx};
 use crate::stats::EnvCounters;
 use crate::timer::delivery::Delivery;
@@ -160,7 +160,7 @@ pub(crate) unsafe fn execute_observed<O: Observer>(
             let taken = unsafe { slab.take_body(target) }.expect("invariant: found just above");
             // SAFETY: forwarded contract (this thread runs the agent's demand).
             let mut cx = unsafe { IncarnationCx::new(slab, target) };
-            let next = taken.control(control, &mut cx);
+            let next = body::control(taken, control, &mut cx);
             cx.publish();
             // SAFETY: forwarded contract; the slot was emptied by `take_body` above.
             unsafe { slab.put_body(target, next) };

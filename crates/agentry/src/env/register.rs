@@ -8,7 +8,7 @@
 
 use super::{EnvInner, SHUTTING_DOWN};
 use crate::agent::Agent;
-use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket, define_cell};
+use crate::agent::cell::{Attach, Defined, Observe, Placement, StartTicket, attached, define_cell};
 use crate::agent::define::DefinitionCheck;
 use crate::agent::start::{CoopStart, Failed};
 use crate::coop::registry::Agents;
@@ -270,17 +270,20 @@ impl EnvInner {
         // binding say the same.
         let timed = self.config.observe.time_handlers || declared.time_handlers;
         let handler_timing = timed.then_some(self.config.handler_sampling);
-        let body = cell.attach(Attach {
-            panic_reaction: reaction,
-            multi: multi_keys,
-            observe: Observe {
-                time_handlers: timed,
-                ..self.config.observe.clone()
+        let body = attached(
+            cell,
+            Attach {
+                panic_reaction: reaction,
+                multi: multi_keys,
+                observe: Observe {
+                    time_handlers: timed,
+                    ..self.config.observe.clone()
+                },
+                start: StartTicket::Registration {
+                    coop: start.clone(),
+                },
             },
-            start: StartTicket::Registration {
-                coop: start.clone(),
-            },
-        });
+        );
         let target = self.slab.insert(&shared, body);
         let propagation = self.counters.propagation.as_ref();
         let queue_depth = self.config.queue_depth;

@@ -5,11 +5,13 @@
 //! agents. No `unsafe`: declared with `#[deny(unsafe_code)]` inside the slab's allowance.
 
 use super::IncarnationCx;
+use super::blocks::BlockBox;
 use super::occupants::Occupant;
 use crate::ids::{CoopId, MboxId};
 use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
 use crate::timer::token::TimerToken;
+use std::any::Any;
 use std::sync::Arc;
 
 /// What became of a message an agent took.
@@ -26,8 +28,11 @@ pub(crate) enum Taken {
     Dropped,
 }
 
+/// An agent's body as its slot holds it: in a block of the cells' store (`slab/blocks.rs`).
+pub(crate) type Body = BlockBox<dyn AgentBody>;
+
 /// What a dispatcher can ask of an agent.
-pub(crate) trait AgentBody: Send {
+pub(crate) trait AgentBody: Any + Send {
     /// Runs `on_start` (once; later calls do nothing).
     fn on_start(&mut self);
     /// Handles one message, lent by the demand that carries it (`message/payload.rs`): the
@@ -48,12 +53,35 @@ pub(crate) trait AgentBody: Send {
     fn discard(&mut self, source: MboxId, payload: Payload, limit: LimitSlot);
     /// Runs `on_finish` and leaves every state; the body is dropped next.
     fn on_finish(&mut self) -> Exit;
-    /// Carries out a supervisor's control demand (`agent/restart.rs`); returns the body that
-    /// occupies the slot next.
-    fn control(self: Box<Self>, control: Control, cx: &mut IncarnationCx<'_>)
-    -> Box<dyn AgentBody>;
+    /// How this body carries out a control demand ([`control`]): a function of its own type,
+    /// which takes the body by value.
+    fn control_fn(&self) -> ControlFn;
     /// The name of the state the agent is in (reported to the testing kit's observer).
     fn state_name(&self) -> &str;
+}
+
+/// Carries out a supervisor's control demand (`agent/restart.rs`) on `body`; returns the body
+/// that occupies the slot next (the same one, or one that replaces it).
+pub(crate) fn control(body: Body, control: Control, cx: &mut IncarnationCx<'_>) -> Body {
+    (body.control_fn())(body, control, cx)
+}
+
+/// A body type's way to carry out a control demand (see [`AgentBody::control_fn`]): it is
+/// given the body it was taken from, and gets its own type back with [`own`].
+pub(crate) type ControlFn = fn(Body, Control, &mut IncarnationCx<'_>) -> Body;
+
+/// `body` as the type `B` it is: for a [`ControlFn`] of `B`, which only `B`'s bodies give.
+pub(crate) fn own<B: AgentBody>(body: Body) -> BlockBox<B> {
+    body.retype(|b| {
+        (b as &mut dyn Any)
+            .downcast_mut::<B>()
+            .expect("invariant: a body's control function is its own type's")
+    })
+}
+
+/// `body`, held as a slot holds it.
+pub(crate) fn erase<B: AgentBody>(body: BlockBox<B>) -> Body {
+    body.retype(|b| b as &mut dyn AgentBody)
 }
 
 /// Who to tell once a finished agent's body has been dropped: the agent's shared part, which

@@ -26,7 +26,8 @@ use super::{AgentRef, AgentSlab, IncarnationCx};
 use crate::ids::{CoopId, MboxId};
 use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
-use crate::slab::body::{AgentBody, Control, Exit, Taken};
+use crate::slab::blocks::BlockBox;
+use crate::slab::body::{AgentBody, Body, ControlFn, Exit, Taken, erase};
 use crate::slab::occupants::Occupant;
 use crate::stats::{AgentCounters, AgentStats};
 use crate::timer::token::TimerToken;
@@ -71,8 +72,8 @@ impl AgentBody for Probe {
         unreachable!("the slab tests remove bodies without finishing them")
     }
 
-    fn control(self: Box<Self>, _: Control, _: &mut IncarnationCx<'_>) -> Box<dyn AgentBody> {
-        unreachable!("the slab tests restart through `next_incarnation`")
+    fn control_fn(&self) -> ControlFn {
+        |_, _, _| unreachable!("the slab tests restart through `next_incarnation`")
     }
 
     fn state_name(&self) -> &str {
@@ -80,11 +81,11 @@ impl AgentBody for Probe {
     }
 }
 
-fn probe(name: impl Into<String>, drops: &Arc<AtomicUsize>) -> Box<dyn AgentBody> {
-    Box::new(Probe {
+fn probe(name: impl Into<String>, drops: &Arc<AtomicUsize>) -> Body {
+    erase(BlockBox::new(Probe {
         name: name.into(),
         drops: Arc::clone(drops),
-    })
+    }))
 }
 
 /// A stand-in for an agent's shared part: its counters, and how many messages were counted
@@ -157,17 +158,17 @@ impl Worker<'_> {
         unsafe { self.0.count(r, taken) }
     }
 
-    fn remove(&self, r: AgentRef) -> Option<Box<dyn AgentBody>> {
+    fn remove(&self, r: AgentRef) -> Option<Body> {
         // SAFETY: as in `name`; no body reference is alive.
         unsafe { self.0.remove(r) }
     }
 
-    fn take_body(&self, r: AgentRef) -> Option<Box<dyn AgentBody>> {
+    fn take_body(&self, r: AgentRef) -> Option<Body> {
         // SAFETY: as in `remove`.
         unsafe { self.0.take_body(r) }
     }
 
-    fn put_body(&self, r: AgentRef, body: Box<dyn AgentBody>) {
+    fn put_body(&self, r: AgentRef, body: Body) {
         // SAFETY: as in `remove`, after `take_body` for the same agent on this thread.
         unsafe { self.0.put_body(r, body) }
     }

@@ -30,7 +30,7 @@ fn a_taken_value_comes_back_whole_and_is_dropped_by_its_taker_only() {
         0,
         "taking moves the value out, it drops nothing"
     );
-    let filled = Box::write(place, Bigger { _words: [7; 8] });
+    let filled = place.write(Bigger { _words: [7; 8] });
     assert_eq!(
         std::ptr::from_ref(&*filled).addr() % 32,
         0,

@@ -1,0 +1,394 @@
+//! Blocks: the memory agents' cells live in (`agent/cell.rs`), owned through [`BlockBox`].
+//!
+//! A cell is made as its agent is added to a coop and freed as the agent finishes — a tree of
+//! a million agents makes a million in a burst, and on a thread pool frees them on other
+//! threads than the ones that made them. Through the global allocator (glibc's `malloc`)
+//! each cost ~250 instructions to make and ~140 to free, a fresh one missing the allocator's
+//! per-thread cache, and a free from another thread takes the making thread's arena lock:
+//! the skynet tree spent 8 % of its instructions there on one thread, 14 % of its time on a
+//! pool of two. So cells take their memory from a store of their own.
+//!
+//! # Ground rules
+//!
+//! - A value of at most [`MAX_BLOCK`] bytes aligned to at most [`STEP`] takes a block of its
+//!   size class (its size rounded up to a multiple of 16 bytes); any other value (and a
+//!   zero-sized one) is allocated as `Box` would, by the global allocator.
+//! - Blocks are carved from chunks of [`CHUNK`] bytes taken from the global allocator, and
+//!   are never given back to it: a freed block is kept, free, for the next value of its class,
+//!   whatever its type and whichever env of the process makes it. The store holds the
+//!   process's high-water mark of cell memory (each block without a header: a 104-byte cell
+//!   takes 112 bytes, a 120-byte `malloc` chunk otherwise).
+//! - Each thread keeps, per class, two magazines of free blocks (a loaded one it takes from
+//!   and frees to, and a previous one, empty or full): most takes and frees touch nothing
+//!   another thread touches. A thread whose magazines are full hands one full magazine to the
+//!   depot; one whose magazines are empty takes one from there, or carves a fresh one. The
+//!   depot is one lock, taken once per [`MAGAZINE`] blocks at most.
+//! - A thread that exits hands its magazines to the depot; a thread whose thread-locals are
+//!   gone (a value dropped by another thread-local's destructor) takes and frees one block at
+//!   a time through the depot.
+//! - A free block's first word links it to the next free block of its magazine; nothing else
+//!   of it is read while it is free.
+
+use parking_lot::Mutex;
+use std::alloc::{self, Layout};
+use std::cell::UnsafeCell;
+use std::marker::PhantomData;
+use std::mem::{self, ManuallyDrop, MaybeUninit};
+use std::ops::{Deref, DerefMut};
+use std::ptr::{self, NonNull};
+
+/// The step between size classes, and the largest alignment a block has.
+pub(crate) const STEP: usize = 16;
+/// The largest value kept in a block.
+pub(crate) const MAX_BLOCK: usize = 1024;
+const CLASSES: usize = MAX_BLOCK / STEP;
+/// Blocks a magazine holds when full.
+pub(crate) const MAGAZINE: usize = 32;
+/// The bytes blocks are carved from at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// The class of a value of `layout`, if it takes a block.
+fn class_of(layout: Layout) -> Option<usize> {
+    (layout.size() != 0 && layout.size() <= MAX_BLOCK && layout.align() <= STEP)
+        .then(|| (layout.size() - 1) / STEP)
+}
+
+/// The bytes of a block of `class`.
+fn block_size(class: usize) -> usize {
+    (class + 1) * STEP
+}
+
+/// A free block: the link to the next free block of its magazine.
+struct Free {
+    next: *mut Free,
+}
+
+/// A list of free blocks of one class.
+struct Magazine {
+    head: *mut Free,
+    len: usize,
+}
+
+// SAFETY: a magazine owns the free blocks it lists (no other pointer to them is used while
+// they are free, ground rules), so it may move to another thread with them.
+unsafe impl Send for Magazine {}
+
+impl Magazine {
+    const EMPTY: Magazine = Magazine {
+        head: ptr::null_mut(),
+        len: 0,
+    };
+
+    fn pop(&mut self) -> Option<NonNull<u8>> {
+        let block = NonNull::new(self.head)?;
+        // SAFETY: a listed block is free and its first word is its link (ground rules).
+        self.head = unsafe { block.as_ptr().read().next };
+        self.len -= 1;
+        Some(block.cast())
+    }
+
+    /// Lists `block`, a free block of this magazine's class that no list holds.
+    fn push(&mut self, block: NonNull<u8>) {
+        let block = block.cast::<Free>();
+        // SAFETY: the block is free and at least 16 bytes, 16-aligned: its first word is
+        // ours to write (ground rules).
+        unsafe { block.as_ptr().write(Free { next: self.head }) };
+        self.head = block.as_ptr();
+        self.len += 1;
+    }
+}
+
+/// What the threads share: full magazines and the chunk blocks are carved from.
+struct Depot {
+    magazines: [Vec<Magazine>; CLASSES],
+    /// The unused part of the current chunk.
+    chunk: *mut u8,
+    chunk_left: usize,
+}
+
+// SAFETY: the depot owns the blocks its magazines list and the unused part of its chunk;
+// it is only reached through its mutex.
+unsafe impl Send for Depot {}
+
+static DEPOT: Mutex<Depot> = Mutex::new(Depot {
+    magazines: [const { Vec::new() }; CLASSES],
+    chunk: ptr::null_mut(),
+    chunk_left: 0,
+});
+
+impl Depot {
+    /// A magazine of free blocks of `class` (never empty): a full one handed in by a thread,
+    /// or one carved from the chunk.
+    fn refill(&mut self, class: usize) -> Magazine {
+        if let Some(magazine) = self.magazines[class].pop() {
+            return magazine;
+        }
+        let size = block_size(class);
+        if self.chunk_left < size {
+            self.new_chunk();
+        }
+        let mut magazine = Magazine::EMPTY;
+        while magazine.len < MAGAZINE && self.chunk_left >= size {
+            // SAFETY: `chunk` has `chunk_left` unused bytes, 16-aligned at its start.
+            let block = unsafe { NonNull::new_unchecked(self.chunk) };
+            self.chunk = self.chunk.wrapping_add(size);
+            self.chunk_left -= size;
+            magazine.push(block);
+        }
+        magazine
+    }
+
+    fn new_chunk(&mut self) {
+        let layout = Layout::from_size_align(CHUNK, STEP).expect("invariant: a valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let chunk = unsafe { alloc::alloc(layout) };
+        if chunk.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        // What was left of the last chunk (less than a block) stays unused.
+        self.chunk = chunk;
+        self.chunk_left = CHUNK;
+    }
+
+    /// Keeps `magazine` (not empty) for the threads that run out of blocks of `class`.
+    fn hand_in(&mut self, class: usize, magazine: Magazine) {
+        debug_assert!(magazine.len > 0);
+        self.magazines[class].push(magazine);
+    }
+
+    /// One block of `class`, for a thread without its magazines.
+    fn take_one(&mut self, class: usize) -> NonNull<u8> {
+        let mut magazine = self.refill(class);
+        let block = magazine.pop().expect("invariant: a refill is never empty");
+        if magazine.len > 0 {
+            self.hand_in(class, magazine);
+        }
+        block
+    }
+
+    /// Keeps `block`, freed by a thread without its magazines.
+    fn give_one(&mut self, class: usize, block: NonNull<u8>) {
+        let mut magazine = match self.magazines[class].pop() {
+            Some(m) if m.len < MAGAZINE => m,
+            Some(full) => {
+                self.magazines[class].push(full);
+                Magazine::EMPTY
+            }
+            None => Magazine::EMPTY,
+        };
+        magazine.push(block);
+        self.hand_in(class, magazine);
+    }
+}
+
+/// A thread's magazines: per class, the loaded one and the previous one (empty or full).
+struct Magazines(UnsafeCell<[[Magazine; 2]; CLASSES]>);
+
+thread_local! {
+    static MAGAZINES: Magazines = const {
+        Magazines(UnsafeCell::new([const { [Magazine::EMPTY, Magazine::EMPTY] }; CLASSES]))
+    };
+}
+
+impl Magazines {
+    /// The magazines of `class`. The borrow ends before anything else reaches them: the
+    /// store calls nothing that takes or frees a block while it holds it.
+    #[allow(clippy::mut_from_ref)]
+    fn of(&self, class: usize) -> &mut [Magazine; 2] {
+        // SAFETY: the magazines are this thread's (a thread-local), and each use below ends
+        // before the next begins (nothing in them re-enters the store).
+        unsafe { &mut (*self.0.get())[class] }
+    }
+
+    fn take(&self, class: usize) -> NonNull<u8> {
+        let [loaded, previous] = self.of(class);
+        if let Some(block) = loaded.pop() {
+            return block;
+        }
+        if previous.len > 0 {
+            mem::swap(loaded, previous);
+        } else {
+            *loaded = DEPOT.lock().refill(class);
+        }
+        loaded.pop().expect("invariant: a refill is never empty")
+    }
+
+    fn give(&self, class: usize, block: NonNull<u8>) {
+        let [loaded, previous] = self.of(class);
+        if loaded.len == MAGAZINE {
+            if previous.len > 0 {
+                let full = mem::replace(previous, mem::replace(loaded, Magazine::EMPTY));
+                DEPOT.lock().hand_in(class, full);
+            } else {
+                mem::swap(loaded, previous);
+            }
+        }
+        loaded.push(block);
+    }
+}
+
+impl Drop for Magazines {
+    fn drop(&mut self) {
+        let mut depot = DEPOT.lock();
+        for (class, magazines) in self.0.get_mut().iter_mut().enumerate() {
+            for magazine in magazines {
+                let magazine = mem::replace(magazine, Magazine::EMPTY);
+                if magazine.len > 0 {
+                    depot.hand_in(class, magazine);
+                }
+            }
+        }
+    }
+}
+
+/// Memory for a value of `layout` (ground rules).
+fn acquire(layout: Layout) -> NonNull<u8> {
+    match class_of(layout) {
+        Some(class) => MAGAZINES
+            .try_with(|m| m.take(class))
+            .unwrap_or_else(|_| DEPOT.lock().take_one(class)),
+        None if layout.size() == 0 => {
+            // A dangling pointer with the alignment asked (as `Box` does).
+            NonNull::new(ptr::without_provenance_mut(layout.align()))
+                .expect("invariant: an alignment is not 0")
+        }
+        None => {
+            // SAFETY: the layout has a non-zero size.
+            let at = unsafe { alloc::alloc(layout) };
+            NonNull::new(at).unwrap_or_else(|| alloc::handle_alloc_error(layout))
+        }
+    }
+}
+
+/// Gives back the memory of a value of `layout` at `at`, from [`acquire`].
+///
+/// # Safety
+///
+/// `at` came from `acquire(layout)`, holds no value any more, and is not used again.
+unsafe fn release(at: NonNull<u8>, layout: Layout) {
+    match class_of(layout) {
+        Some(class) => {
+            if MAGAZINES.try_with(|m| m.give(class, at)).is_err() {
+                DEPOT.lock().give_one(class, at);
+            }
+        }
+        None if layout.size() == 0 => {}
+        // SAFETY: allocated by the global allocator with this layout (caller contract).
+        None => unsafe { alloc::dealloc(at.as_ptr(), layout) },
+    }
+}
+
+/// A value in memory of the store (ground rules), owned as a `Box` owns its value: dropping
+/// it drops the value and gives its memory back.
+pub(crate) struct BlockBox<T: ?Sized> {
+    ptr: NonNull<T>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: a `BlockBox` owns its value as a `Box` does; its memory is the store's, which any
+// thread may give back.
+unsafe impl<T: ?Sized + Send> Send for BlockBox<T> {}
+// SAFETY: as above: shared access is access to the value.
+unsafe impl<T: ?Sized + Sync> Sync for BlockBox<T> {}
+
+impl<T> BlockBox<MaybeUninit<T>> {
+    /// Memory for a `T`, not written yet.
+    pub(crate) fn new_uninit() -> Self {
+        BlockBox {
+            ptr: acquire(Layout::new::<T>()).cast(),
+            _owns: PhantomData,
+        }
+    }
+
+    /// Where the `T` goes.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr.as_ptr().cast()
+    }
+
+    /// Writes `value` in the memory.
+    pub(crate) fn write(self, value: T) -> BlockBox<T> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: the memory is ours, sized and aligned for a `T`, and holds nothing.
+        unsafe { this.ptr.as_ptr().cast::<T>().write(value) };
+        BlockBox {
+            ptr: this.ptr.cast(),
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> BlockBox<T> {
+    /// `value`, in the store's memory.
+    pub(crate) fn new(value: T) -> Self {
+        BlockBox::new_uninit().write(value)
+    }
+
+    /// The value, its memory given back.
+    pub(crate) fn into_inner(self) -> T {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: the value is moved out once, here (`this` is never dropped).
+        let value = unsafe { this.ptr.as_ptr().read() };
+        // SAFETY: from `acquire` for a `T`, which was moved out just above.
+        unsafe { release(this.ptr.cast(), Layout::new::<T>()) };
+        value
+    }
+}
+
+impl<T: ?Sized> BlockBox<T> {
+    /// The same value seen as a `U` — a trait object of it (`|c| c as &mut dyn Trait`) or,
+    /// from a trait object, its concrete type (through `Any`). `view` must return the value
+    /// itself: the same address and layout (checked; a panic otherwise, the value leaked).
+    pub(crate) fn retype<U: ?Sized>(self, view: impl FnOnce(&mut T) -> &mut U) -> BlockBox<U> {
+        let mut this = ManuallyDrop::new(self);
+        let at = this.ptr.as_ptr();
+        // SAFETY: the value is ours and alive; the borrow ends in `view`'s result.
+        let before = Layout::for_value(unsafe { this.ptr.as_ref() });
+        // SAFETY: as above; `this` is not touched again.
+        let seen = view(unsafe { this.ptr.as_mut() });
+        assert!(
+            ptr::addr_eq(seen as *const U, at) && Layout::for_value(seen) == before,
+            "invariant: a block is retyped as the value it holds"
+        );
+        BlockBox {
+            ptr: NonNull::from(seen),
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for BlockBox<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the value is ours and alive while the box is.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for BlockBox<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as `deref`, and `&mut self` makes the access exclusive.
+        unsafe { self.ptr.as_mut() }
+    }
+}
+
+impl<T: ?Sized> Drop for BlockBox<T> {
+    fn drop(&mut self) {
+        /// Gives the memory back even if the value's drop panics.
+        struct Release(NonNull<u8>, Layout);
+        impl Drop for Release {
+            fn drop(&mut self) {
+                // SAFETY: the memory came from `acquire(layout)`; its value has been dropped
+                // (or its drop panicked): nothing uses it again.
+                unsafe { release(self.0, self.1) };
+            }
+        }
+        // SAFETY: the value is alive until the drop below.
+        let layout = Layout::for_value(unsafe { self.ptr.as_ref() });
+        let _release = Release(self.ptr.cast(), layout);
+        // SAFETY: the value is ours, dropped once, here; the memory is released after it.
+        unsafe { ptr::drop_in_place(self.ptr.as_ptr()) };
+    }
+}
+
+#[cfg(test)]
+mod tests;

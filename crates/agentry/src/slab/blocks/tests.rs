@@ -1,0 +1,214 @@
+//! The block store (run under miri by `scripts/test.sh`: a block freed twice, a value dropped
+//! twice or read after its memory went back, or a leak, fails these).
+
+use super::{BlockBox, MAGAZINE, MAX_BLOCK, STEP};
+use std::any::Any;
+use std::collections::HashSet;
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Counts its drops.
+struct Counted {
+    drops: Arc<AtomicUsize>,
+    payload: [u64; 5],
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn counted(drops: &Arc<AtomicUsize>, n: u64) -> Counted {
+    Counted {
+        drops: Arc::clone(drops),
+        payload: [n; 5],
+    }
+}
+
+trait Named: Any {
+    fn name(&self) -> u64;
+}
+
+impl Named for Counted {
+    fn name(&self) -> u64 {
+        self.payload[0]
+    }
+}
+
+#[test]
+fn a_value_is_dropped_once_and_its_block_is_taken_again() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let first = BlockBox::new(counted(&drops, 1));
+    let at = &*first as *const Counted as usize;
+    assert_eq!(at % STEP, 0, "a block is 16-aligned");
+    assert_eq!(first.payload, [1; 5]);
+    drop(first);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // The thread's loaded magazine gives back what it took last.
+    let second = BlockBox::new(counted(&drops, 2));
+    assert_eq!(&*second as *const Counted as usize, at);
+    assert_eq!(second.payload, [2; 5]);
+    drop(second);
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn into_inner_moves_the_value_out_without_dropping_it() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let value = BlockBox::new(counted(&drops, 7)).into_inner();
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    assert_eq!(value.payload, [7; 5]);
+    drop(value);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_value_written_in_place_is_owned_like_any_other() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut place = BlockBox::<MaybeUninit<Counted>>::new_uninit();
+    let at = place.as_mut_ptr() as usize;
+    let written = place.write(counted(&drops, 3));
+    assert_eq!(&*written as *const Counted as usize, at);
+    drop(written);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // Memory never written is given back without a drop.
+    drop(BlockBox::<MaybeUninit<Counted>>::new_uninit());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_trait_object_is_dropped_through_its_vtable_and_turned_back() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let named: BlockBox<dyn Named> =
+        BlockBox::new(counted(&drops, 4)).retype(|c| c as &mut dyn Named);
+    assert_eq!(named.name(), 4);
+    let concrete: BlockBox<Counted> = named.retype(|n| {
+        (n as &mut dyn Any)
+            .downcast_mut::<Counted>()
+            .expect("a Counted")
+    });
+    assert_eq!(concrete.payload, [4; 5]);
+    let named: BlockBox<dyn Named> = concrete.retype(|c| c as &mut dyn Named);
+    drop(named);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+#[should_panic(expected = "retyped as the value it holds")]
+fn a_retype_to_something_else_is_refused() {
+    struct Pair(u64, u64);
+    let pair = BlockBox::new(Pair(1, 2));
+    assert_eq!(pair.0 + pair.1, 3);
+    let _second = pair.retype(|p| &mut p.1);
+}
+
+#[test]
+fn values_of_every_size_and_alignment_round_trip() {
+    #[repr(align(32))]
+    struct Wide([u8; 64]);
+    let big = BlockBox::new([9u8; MAX_BLOCK + 1]);
+    assert!(big.iter().all(|&b| b == 9));
+    let wide = BlockBox::new(Wide([5; 64]));
+    assert_eq!(&*wide as *const Wide as usize % 32, 0);
+    assert!(wide.0.iter().all(|&b| b == 5));
+    let unit = BlockBox::new(());
+    let largest = BlockBox::new([3u8; MAX_BLOCK]);
+    assert!(largest.iter().all(|&b| b == 3));
+    let smallest = BlockBox::new(1u8);
+    assert_eq!(*smallest, 1);
+    drop((big, wide, unit, largest, smallest));
+}
+
+#[test]
+fn magazines_overflow_to_the_depot_and_refill_from_it() {
+    // More blocks than two magazines hold, live at once, all distinct, then freed: the
+    // thread hands full magazines to the depot; taken again they are whole.
+    let drops = Arc::new(AtomicUsize::new(0));
+    let n = 5 * MAGAZINE + 3;
+    let boxes: Vec<_> = (0..n as u64)
+        .map(|i| BlockBox::new(counted(&drops, i)))
+        .collect();
+    let addresses: HashSet<usize> = boxes
+        .iter()
+        .map(|b| &**b as *const Counted as usize)
+        .collect();
+    assert_eq!(addresses.len(), n, "every live value has its own block");
+    for (i, b) in boxes.iter().enumerate() {
+        assert_eq!(b.payload, [i as u64; 5]);
+    }
+    drop(boxes);
+    assert_eq!(drops.load(Ordering::SeqCst), n);
+    let again: Vec<_> = (0..n as u64)
+        .map(|i| BlockBox::new(counted(&drops, i)))
+        .collect();
+    for (i, b) in again.iter().enumerate() {
+        assert_eq!(b.payload, [i as u64; 5]);
+    }
+    drop(again);
+    assert_eq!(drops.load(Ordering::SeqCst), 2 * n);
+}
+
+#[test]
+fn blocks_made_on_one_thread_are_freed_and_reused_on_others() {
+    // One thread makes values, two others drop them and make their own (the pool's pattern),
+    // then exit: their magazines go to the depot.
+    let drops = Arc::new(AtomicUsize::new(0));
+    let n = 3 * MAGAZINE;
+    let made: Vec<_> = (0..2 * n as u64)
+        .map(|i| BlockBox::new(counted(&drops, i)))
+        .collect();
+    let mut halves = made.into_iter();
+    let first: Vec<_> = halves.by_ref().take(n).collect();
+    let second: Vec<_> = halves.collect();
+    let workers: Vec<_> = [first, second]
+        .into_iter()
+        .map(|half| {
+            let drops = Arc::clone(&drops);
+            std::thread::spawn(move || {
+                drop(half);
+                let own: Vec<_> = (0..n as u64)
+                    .map(|i| BlockBox::new(counted(&drops, 100 + i)))
+                    .collect();
+                own.iter().map(|b| b.payload[0]).sum::<u64>()
+            })
+        })
+        .collect();
+    for w in workers {
+        let sum = w.join().expect("the worker ran");
+        assert_eq!(sum, (0..n as u64).map(|i| 100 + i).sum::<u64>());
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 4 * n);
+    // The depot holds what the workers gave back; this thread takes from it when its own
+    // magazines run dry.
+    let after: Vec<_> = (0..4 * n as u64)
+        .map(|i| BlockBox::new(counted(&drops, i)))
+        .collect();
+    assert_eq!(
+        after.iter().map(|b| b.payload[0]).sum::<u64>(),
+        (0..4 * n as u64).sum()
+    );
+    drop(after);
+    assert_eq!(drops.load(Ordering::SeqCst), 8 * n);
+}
+
+#[test]
+fn a_value_dropped_by_a_thread_local_destructor_goes_back_to_the_depot() {
+    thread_local! {
+        static HELD: std::cell::RefCell<Vec<BlockBox<Counted>>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let in_thread = Arc::clone(&drops);
+    std::thread::spawn(move || {
+        HELD.with(|h| {
+            h.borrow_mut()
+                .extend((0..3).map(|i| BlockBox::new(counted(&in_thread, i))))
+        });
+    })
+    .join()
+    .expect("the thread ran");
+    // Dropped as the thread's locals were destroyed, whichever went first.
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
