@@ -123,7 +123,7 @@ pub(crate) trait Closable: Send + Sync {
 pub(crate) enum EventQueue {
     /// A one-thread queue and the agent's lane in it (its priority on a priority dispatcher).
     OneThread(Arc<engine::Queue>, u8),
-    Pool(Arc<thread_pool::AgentQueue>),
+    Pool(thread_pool::PoolQueue),
 }
 
 impl EventQueue {
@@ -132,7 +132,7 @@ impl EventQueue {
     pub(crate) fn push(&self, demand: Demand) -> Result<(), Demand> {
         match self {
             EventQueue::OneThread(q, lane) => q.push(demand, *lane),
-            EventQueue::Pool(q) => q.push(demand),
+            EventQueue::Pool(q) => thread_pool::AgentQueue::push(q, demand),
         }
     }
 

@@ -34,7 +34,6 @@
 //!   occupant. A message whose tombstone is gone belongs to an agent nobody can observe.
 
 // The seam and the occupants hold no `unsafe`: the slab's allowance stops here.
-pub(crate) mod blocks;
 #[deny(unsafe_code)]
 pub(crate) mod body;
 #[deny(unsafe_code)]

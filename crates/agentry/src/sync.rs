@@ -4,6 +4,7 @@
 //! model-checked by `loom`: `RUSTFLAGS="--cfg loom" cargo test -p agentry --lib --release sync`
 //! (under `cfg(loom)` the crate compiles only this module and its model tests).
 
+pub(crate) mod blocks;
 pub(crate) mod mpsc;
 pub(crate) mod parker;
 pub(crate) mod run_state;
@@ -15,13 +16,13 @@ mod loom_tests;
 #[cfg(not(loom))]
 pub(crate) mod atomic {
     pub(crate) use std::sync::atomic::{
-        AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering, fence,
+        AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence,
     };
 }
 #[cfg(loom)]
 pub(crate) mod atomic {
     pub(crate) use loom::sync::atomic::{
-        AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering, fence,
+        AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence,
     };
 }
 

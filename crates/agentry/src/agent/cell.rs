@@ -51,10 +51,10 @@ use crate::panic_reaction::PanicReaction;
 use crate::priority::Priority;
 use crate::reason::DeregReason;
 use crate::slab::IncarnationCx;
-use crate::slab::blocks::BlockBox;
 pub(crate) use crate::slab::body::{AgentBody, Body, Control, ControlFn, Exit, Taken};
 use crate::slab::body::{erase, own};
 use crate::stats::{skip_timing, time_this_run};
+use crate::sync::blocks::BlockBox;
 use crate::timer::TimerHandle;
 use crate::timer::token::TimerToken;
 use crate::trace::{DropReason, Outcome, TraceRecord, TraceSink};
@@ -137,7 +137,7 @@ impl UndefinedAgent {
     }
 }
 
-/// Where an agent's cell is built: a block of the cells' store (`slab/blocks.rs`), empty.
+/// Where an agent's cell is built: a block of the cells' store (`sync/blocks.rs`), empty.
 type CellPlace<A> = BlockBox<MaybeUninit<AgentCell<A>>>;
 
 /// `agent`, held until its definition: inline in the payload if it fits there (no

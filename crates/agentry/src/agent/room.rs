@@ -1,6 +1,6 @@
 //! A value waiting in the memory of the larger value it will become part of: an agent too
 //! big to be held inline while its coop is assembled waits in the block its cell takes once
-//! it is defined (`agent/cell.rs`, `slab/blocks.rs`), so that registering it takes memory
+//! it is defined (`agent/cell.rs`, `sync/blocks.rs`), so that registering it takes memory
 //! once, not twice (a box for the value, then a block for the cell, and the first freed).
 //!
 //! # Ground rules
@@ -12,7 +12,7 @@
 //!   uninitialised, for the `C` to be written into, or by `Drop`, which drops the `T` and gives
 //!   the block back.
 
-use crate::slab::blocks::BlockBox;
+use crate::sync::blocks::BlockBox;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit, align_of, size_of};
 use std::ptr;

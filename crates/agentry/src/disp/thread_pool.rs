@@ -19,7 +19,7 @@ mod agent_queue;
 mod pool;
 mod worker;
 
-pub(crate) use agent_queue::AgentQueue;
+pub(crate) use agent_queue::{AgentQueue, PoolQueue};
 pub(crate) use pool::before_blocking;
 
 use super::{
@@ -178,7 +178,7 @@ impl ThreadPoolBuilder {
             Arc::clone(host.counters()),
             Arc::downgrade(host.slab()),
         ));
-        let deques: Vec<Worker<Arc<AgentQueue>>> =
+        let deques: Vec<Worker<PoolQueue>> =
             (0..self.threads).map(|_| Worker::new_fifo()).collect();
         pool.set_stealers(deques.iter().map(Worker::stealer).collect());
         for (index, deque) in deques.into_iter().enumerate() {
@@ -261,7 +261,7 @@ impl ThreadPoolDispatcher {
         if pool.is_closed() {
             return Err(BindError::DispatcherShutDown(pool.name.clone()));
         }
-        let make = || EventQueue::Pool(Arc::new(AgentQueue::new(Arc::clone(pool))));
+        let make = || EventQueue::Pool(PoolQueue::new(AgentQueue::new(Arc::clone(pool))));
         let queue = match self.0.fifo {
             Fifo::Agent => make(),
             Fifo::Coop => scope.shared_queue(self.address(), make),

@@ -5,11 +5,11 @@
 //! agents. No `unsafe`: declared with `#[deny(unsafe_code)]` inside the slab's allowance.
 
 use super::IncarnationCx;
-use super::blocks::BlockBox;
 use super::occupants::Occupant;
 use crate::ids::{CoopId, MboxId};
 use crate::message::LimitSlot;
 use crate::message::payload::{Lent, Payload};
+use crate::sync::blocks::BlockBox;
 use crate::timer::token::TimerToken;
 use std::any::Any;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub(crate) enum Taken {
     Dropped,
 }
 
-/// An agent's body as its slot holds it: in a block of the cells' store (`slab/blocks.rs`).
+/// An agent's body as its slot holds it: in a block of the cells' store (`sync/blocks.rs`).
 pub(crate) type Body = BlockBox<dyn AgentBody>;
 
 /// What a dispatcher can ask of an agent.

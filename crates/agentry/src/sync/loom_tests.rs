@@ -538,3 +538,49 @@ fn a_flag_changed_while_the_value_is_set_loses_neither_the_value_nor_the_flag() 
         assert!(!cell.update(CLOSING, Flag::NONE), "CLOSING stays raised");
     });
 }
+
+/// What two threads share through a [`BlockArc`]: a cell only the second thread writes, before
+/// it lets go of its reference, and a count of drops.
+struct Written {
+    by_second: loom::cell::UnsafeCell<u64>,
+    drops: Arc<loom::sync::atomic::AtomicUsize>,
+}
+
+// SAFETY: `by_second` is written by one thread only, before that thread's reference is
+// dropped; the drop (the only other access) comes after every reference is gone.
+unsafe impl Sync for Written {}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        // Whichever thread drops it sees the second thread's write: the count's release and
+        // acquire order it (loom reports a race otherwise).
+        let seen = self.by_second.with(|v| {
+            // SAFETY: no reference is left, so no thread writes any more.
+            unsafe { *v }
+        });
+        assert_eq!(seen, 7);
+        self.drops
+            .fetch_add(1, loom::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_shared_block_is_dropped_once_after_every_use_by_the_last_reference() {
+    use super::blocks::BlockArc;
+    model(|| {
+        let drops = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let first = BlockArc::new(Written {
+            by_second: loom::cell::UnsafeCell::new(0),
+            drops: Arc::clone(&drops),
+        });
+        let second = first.clone();
+        let t = thread::spawn(move || {
+            // SAFETY: this thread is the only writer (`Written`'s `Sync`).
+            second.by_second.with_mut(|v| unsafe { *v = 7 });
+            drop(second);
+        });
+        drop(first);
+        t.join().expect("the second thread ran");
+        assert_eq!(drops.load(loom::sync::atomic::Ordering::SeqCst), 1);
+    });
+}

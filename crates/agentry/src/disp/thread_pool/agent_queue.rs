@@ -18,6 +18,7 @@ use crate::demand::Demand;
 use crate::disp::event_lanes::EventLanes;
 use crate::disp::execute::execute;
 use crate::slab::AgentSlab;
+use crate::sync::blocks::BlockArc;
 use crate::sync::mpsc::{Apart, MpscQueue, SMALL_BLOCK_CAP};
 use crate::sync::run_state::RunState;
 use std::cell::UnsafeCell;
@@ -49,8 +50,13 @@ pub(crate) struct AgentQueue {
     demands: MpscQueue<Demand, SMALL_BLOCK_CAP, Apart, 1>,
 }
 
-// A pool agent's own allocation, its first block included (with the `Arc`'s counts, a
-// 688-byte chunk of glibc's malloc; it was a 240-byte and a 464-byte one).
+/// A pool agent's queue as its binding, the ready queues and the worker that runs it share it:
+/// one block of the cells' store (`sync/blocks.rs`) with its count.
+pub(crate) type PoolQueue = BlockArc<AgentQueue>;
+
+// A pool agent's own block, its queue's first block included (with the count, a 672-byte
+// block; it was a 688-byte chunk of glibc's malloc, and before that a 240-byte and a 464-byte
+// one).
 const _: () = assert!(std::mem::size_of::<AgentQueue>() <= 664);
 const _: () = assert!(std::mem::align_of::<AgentQueue>() <= 16);
 
@@ -70,30 +76,30 @@ impl AgentQueue {
         }
     }
 
-    /// Queues a demand and schedules the queue if it was idle; gives the demand back if the
+    /// Queues a demand in `this` and schedules it if it was idle; gives the demand back if the
     /// pool is shut down.
     #[inline]
-    pub(crate) fn push(self: &Arc<Self>, demand: Demand) -> Result<(), Demand> {
-        if self.pool.is_closed() {
+    pub(crate) fn push(this: &PoolQueue, demand: Demand) -> Result<(), Demand> {
+        if this.pool.is_closed() {
             return Err(demand);
         }
         if demand.priority() != 0 {
-            self.raised_queued.fetch_add(1, Ordering::Relaxed);
+            this.raised_queued.fetch_add(1, Ordering::Relaxed);
         }
-        self.demands.push(demand);
-        self.pool.notify(self);
+        this.demands.push(demand);
+        this.pool.notify(this);
         Ok(())
     }
 
-    /// After a push: schedules the queue if it was idle (`RunState::notify`).
-    pub(super) fn notify(self: &Arc<Self>) -> Option<Arc<Self>> {
-        self.state.notify().then(|| Arc::clone(self))
+    /// After a push: schedules `this` if it was idle (`RunState::notify`).
+    pub(super) fn notify(this: &PoolQueue) -> Option<PoolQueue> {
+        this.state.notify().then(|| this.clone())
     }
 
-    /// After a push by a worker that will run the queue itself next: holds the queue if it
-    /// was idle (`RunState::claim`).
-    pub(super) fn claim(self: &Arc<Self>) -> Option<Claimed> {
-        self.state.claim().then(|| Claimed(Arc::clone(self)))
+    /// After a push by a worker that will run `this` itself next: holds it if it was idle
+    /// (`RunState::claim`).
+    pub(super) fn claim(this: &PoolQueue) -> Option<Claimed> {
+        this.state.claim().then(|| Claimed(this.clone()))
     }
 
     /// Takes the run state of a queue taken from a ready queue; `None` if it is not
@@ -144,12 +150,12 @@ impl Drop for AgentQueue {
 
 /// A queue whose run state a worker took with [`AgentQueue::claim`]: it runs it
 /// ([`run`](Self::run)) or hands it to a ready queue ([`release`](Self::release)).
-pub(super) struct Claimed(Arc<AgentQueue>);
+pub(super) struct Claimed(PoolQueue);
 
 impl Claimed {
     /// Runs the claimed queue through `f`, which must end the [`Running`] it is given (stop or
     /// pause); returns the queue and what `f` returned.
-    pub(super) fn run<R>(self, f: impl FnOnce(Running<'_>) -> R) -> (Arc<AgentQueue>, R) {
+    pub(super) fn run<R>(self, f: impl FnOnce(Running<'_>) -> R) -> (PoolQueue, R) {
         let r = f(Running {
             queue: &self.0,
             _not_send: PhantomData,
@@ -158,7 +164,7 @@ impl Claimed {
     }
 
     /// Hands the queue to other workers: scheduled (`RunState::pause`), for a ready queue.
-    pub(super) fn release(self) -> Arc<AgentQueue> {
+    pub(super) fn release(self) -> PoolQueue {
         self.0.state.pause();
         self.0
     }

@@ -52,7 +52,7 @@
 //!   same lock — drains the abandoned pool itself. A message accepted in the race with
 //!   closing is never left uncounted in a queue nobody runs.
 
-use super::agent_queue::{AgentQueue, Claimed};
+use super::agent_queue::{AgentQueue, Claimed, PoolQueue};
 use crate::slab::AgentSlab;
 use crate::stats::EnvCounters;
 use crate::sync::parker::Parker;
@@ -102,13 +102,13 @@ pub(super) enum Ready {
     /// From its `next` slot: the worker claimed it as it made it ready.
     Claimed(Claimed),
     /// From a ready queue: scheduled, the worker starts it.
-    Scheduled(Arc<AgentQueue>),
+    Scheduled(PoolQueue),
 }
 
 struct Local {
     /// The pool this thread works for.
     pool: Arc<Pool>,
-    deque: Worker<Arc<AgentQueue>>,
+    deque: Worker<PoolQueue>,
     /// The queue a handler on this worker made ready last: the worker runs it next, and no
     /// other worker can steal it (ground rules: affinity).
     next: Cell<Option<Claimed>>,
@@ -177,8 +177,8 @@ pub(crate) struct Pool {
     /// Ground rules: affinity (`ThreadPoolBuilder::affinity`).
     affinity: bool,
     pub(crate) counters: Arc<EnvCounters>,
-    injector: Injector<Arc<AgentQueue>>,
-    stealers: OnceLock<Box<[Stealer<Arc<AgentQueue>>]>>,
+    injector: Injector<PoolQueue>,
+    stealers: OnceLock<Box<[Stealer<PoolQueue>]>>,
     parkers: Box<[Parker]>,
     /// Indexes of parked (or parking) workers.
     idle: Mutex<Vec<usize>>,
@@ -231,7 +231,7 @@ impl Pool {
         }
     }
 
-    pub(super) fn set_stealers(&self, stealers: Box<[Stealer<Arc<AgentQueue>>]>) {
+    pub(super) fn set_stealers(&self, stealers: Box<[Stealer<PoolQueue>]>) {
         if self.stealers.set(stealers).is_err() {
             unreachable!("invariant: the stealers are set once, before any worker runs");
         }
@@ -276,11 +276,11 @@ impl Pool {
     /// with affinity on, the worker claims it for its `next` slot, and the queue it displaces
     /// goes to its deque.
     #[inline]
-    pub(super) fn notify(&self, queue: &Arc<AgentQueue>) {
+    pub(super) fn notify(&self, queue: &PoolQueue) {
         let on_worker = self.affinity
             && with_local(|local| match local {
                 Some(l) if std::ptr::eq(&*l.pool, self) => {
-                    if let Some(claimed) = queue.claim()
+                    if let Some(claimed) = AgentQueue::claim(queue)
                         && let Some(displaced) = l.next.replace(Some(claimed))
                     {
                         l.deque.push(displaced.release());
@@ -292,7 +292,7 @@ impl Pool {
                 }
                 _ => false,
             });
-        if !on_worker && let Some(queue) = queue.notify() {
+        if !on_worker && let Some(queue) = AgentQueue::notify(queue) {
             self.schedule(queue);
             self.drained_if_abandoned();
         }
@@ -300,7 +300,7 @@ impl Pool {
 
     /// Puts a queue made ready by a push into a ready queue: the deque of the calling worker
     /// (affinity off), or the injector.
-    fn schedule(&self, queue: Arc<AgentQueue>) {
+    fn schedule(&self, queue: PoolQueue) {
         let scheduled = with_local(|local| match local {
             Some(l) if std::ptr::eq(&*l.pool, self) => {
                 l.deque.push(queue);
@@ -329,7 +329,7 @@ impl Pool {
     /// A worker puts back a queue it paused (budget used up) or that was notified while it
     /// ran: at the back of its deque, behind what waits there. It wakes another worker only
     /// if it now holds more than the one queue it takes next (ground rules: affinity).
-    pub(super) fn reschedule_local(&self, queue: Arc<AgentQueue>) {
+    pub(super) fn reschedule_local(&self, queue: PoolQueue) {
         let scheduled = with_local(|local| match local {
             Some(l) if std::ptr::eq(&*l.pool, self) => {
                 let alone = l.deque.is_empty() && l.next_is_empty();
@@ -407,7 +407,7 @@ impl Pool {
         })
     }
 
-    fn steal_from_others(&self, index: usize) -> Steal<Arc<AgentQueue>> {
+    fn steal_from_others(&self, index: usize) -> Steal<PoolQueue> {
         let stealers = self
             .stealers
             .get()
@@ -464,11 +464,7 @@ impl Pool {
 
     /// Makes the calling thread worker `index`, with its deque, until the returned
     /// [`Enrolled`] is given to [`leave`](Self::leave) (or dropped, if the worker unwinds).
-    pub(super) fn enter(
-        self: &Arc<Self>,
-        index: usize,
-        deque: Worker<Arc<AgentQueue>>,
-    ) -> Enrolled {
+    pub(super) fn enter(self: &Arc<Self>, index: usize, deque: Worker<PoolQueue>) -> Enrolled {
         assert!(
             LOCAL.get().is_null(),
             "invariant: a thread is the worker of one pool at a time"

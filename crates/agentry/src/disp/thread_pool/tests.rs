@@ -4,7 +4,7 @@
 //! run (their agent reference dangles); pools running real agents are tested in
 //! `disp/tests.rs`. Both run under miri.
 
-use super::agent_queue::{AgentQueue, Running};
+use super::agent_queue::{AgentQueue, PoolQueue, Running};
 use super::pool::{Pool, Ready};
 use crate::demand::Demand;
 use crate::ids::MboxId;
@@ -48,12 +48,12 @@ fn pool() -> Arc<Pool> {
         Arc::new(EnvCounters::default()),
         std::sync::Weak::new(),
     );
-    pool.set_stealers(vec![Worker::<Arc<AgentQueue>>::new_fifo().stealer()].into());
+    pool.set_stealers(vec![Worker::<PoolQueue>::new_fifo().stealer()].into());
     Arc::new(pool)
 }
 
 /// Takes the queue the pool scheduled, as a worker does.
-fn take(pool: &Pool) -> Arc<AgentQueue> {
+fn take(pool: &Pool) -> PoolQueue {
     match pool.find_work(0) {
         Some(Ready::Scheduled(queue)) => queue,
         Some(Ready::Claimed(_)) => unreachable!("the test thread is no worker: it claims nothing"),
@@ -72,20 +72,20 @@ fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once(
     const N: u32 = 40;
     let pool = pool();
     let marker = Arc::new(());
-    let queue = Arc::new(AgentQueue::new(Arc::clone(&pool)));
+    let queue = PoolQueue::new(AgentQueue::new(Arc::clone(&pool)));
     // From another thread: the first push schedules the queue, the others only queue.
     {
-        let (queue, marker) = (Arc::clone(&queue), Arc::clone(&marker));
+        let (queue, marker) = (queue.clone(), Arc::clone(&marker));
         std::thread::spawn(move || {
             for n in 0..N {
-                queue.push(demand(n, 0, &marker)).expect("open");
+                AgentQueue::push(&queue, demand(n, 0, &marker)).expect("open");
             }
         })
         .join()
         .expect("sender");
     }
     let taken = take(&pool);
-    assert!(Arc::ptr_eq(&taken, &queue));
+    assert!(std::ptr::eq(&*taken, &*queue));
     let mut running = taken.start().expect("scheduled");
     assert!(queue.start().is_none(), "one thread runs a queue at a time");
     for n in 0..N / 2 {
@@ -96,8 +96,8 @@ fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once(
         );
     }
     // A raised demand behind the rest: sorting starts, and it overtakes what waits.
-    queue.push(demand(1_000_000, 3, &marker)).expect("open");
-    queue.push(demand(1_000_001, 7, &marker)).expect("open");
+    AgentQueue::push(&queue, demand(1_000_000, 3, &marker)).expect("open");
+    AgentQueue::push(&queue, demand(1_000_001, 7, &marker)).expect("open");
     assert!(
         pool.find_work(0).is_none(),
         "a running queue is not scheduled again"
@@ -107,22 +107,23 @@ fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once(
     assert_eq!(pop(&mut running), Some((N / 2, 0)));
     // Stop with demands left: the queue is put back for a worker.
     assert!(running.stop(), "notified while running");
-    pool.reschedule_local(Arc::clone(&queue));
+    pool.reschedule_local(queue.clone());
     let again = take(&pool);
-    assert!(Arc::ptr_eq(&again, &queue));
+    assert!(std::ptr::eq(&*again, &*queue));
     let mut running = again.start().expect("scheduled again");
     assert_eq!(pop(&mut running), Some((N / 2 + 1, 0)));
     // Budget used up: paused and put back; a push meanwhile does not schedule it twice.
     running.pause();
-    pool.reschedule_local(Arc::clone(&queue));
+    pool.reschedule_local(queue.clone());
     drop((taken, again));
-    queue.push(demand(2_000_000, 0, &marker)).expect("open");
+    AgentQueue::push(&queue, demand(2_000_000, 0, &marker)).expect("open");
     let scheduled = pool.find_work(0).expect("put back once");
     assert!(pool.find_work(0).is_none());
     drop(scheduled);
     // Drop with demands in both the sorted part and the MPSC queue.
     let left = u64::from(N / 2 - 2 + 1);
-    drop(Arc::into_inner(queue).expect("no worker holds it"));
+    // The last reference: dropping it drops the queue (the count below shows it).
+    drop(queue);
     assert_eq!(
         pool.counters.dropped_on_shutdown.load(Ordering::Relaxed),
         left,
@@ -132,7 +133,7 @@ fn a_started_queue_pops_in_order_then_by_event_priority_and_drops_the_rest_once(
     pool.close();
     let queue = AgentQueue::new(Arc::clone(&pool));
     assert!(
-        Arc::new(queue).push(demand(0, 0, &marker)).is_err(),
+        AgentQueue::push(&PoolQueue::new(queue), demand(0, 0, &marker)).is_err(),
         "closed"
     );
 }

@@ -1,7 +1,7 @@
 //! A thread-pool worker: take a ready agent queue, run up to a budget of its demands, put it
 //! back if it has more; search briefly when there is nothing to do, then park.
 
-use super::agent_queue::{AgentQueue, Running};
+use super::agent_queue::{PoolQueue, Running};
 use super::pool::{Pool, Ready};
 use crate::slab::AgentSlab;
 use crossbeam_deque::Worker;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub(super) fn run(
     pool: Arc<Pool>,
     index: usize,
-    deque: Worker<Arc<AgentQueue>>,
+    deque: Worker<PoolQueue>,
     slab: Arc<AgentSlab>,
     env_address: usize,
 ) {

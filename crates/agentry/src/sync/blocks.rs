@@ -1,4 +1,5 @@
-//! Blocks: the memory agents' cells live in (`agent/cell.rs`), owned through [`BlockBox`].
+//! Blocks: the memory agents' cells live in (`agent/cell.rs`), owned through [`BlockBox`], and
+//! a pool agent's queue (`disp/thread_pool/agent_queue.rs`), shared through [`BlockArc`].
 //!
 //! A cell is made as its agent is added to a coop and freed as the agent finishes — a tree of
 //! a million agents makes a million in a burst, and on a thread pool frees them on other
@@ -28,7 +29,11 @@
 //!   a time through the depot.
 //! - A free block's first word links it to the next free block of its magazine; nothing else
 //!   of it is read while it is free.
+//! - A [`BlockArc`] counts its references as `Arc` does (an increment `Relaxed`, a decrement
+//!   `Release`, the last one `Acquire` before the value is dropped and its block given back);
+//!   it has no weak references. Its loom model: `sync/loom_tests.rs`.
 
+use super::atomic::{AtomicUsize, Ordering, fence};
 use parking_lot::Mutex;
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
@@ -323,6 +328,23 @@ impl<T> BlockBox<T> {
         BlockBox::new_uninit().write(value)
     }
 
+    /// The value, owned from now on through the pointer (see [`from_raw`](Self::from_raw)).
+    fn into_raw(self) -> NonNull<T> {
+        ManuallyDrop::new(self).ptr
+    }
+
+    /// The value `into_raw` gave.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from `into_raw`, and owns its value: it is not used again.
+    unsafe fn from_raw(ptr: NonNull<T>) -> Self {
+        BlockBox {
+            ptr,
+            _owns: PhantomData,
+        }
+    }
+
     /// The value, its memory given back.
     pub(crate) fn into_inner(self) -> T {
         let this = ManuallyDrop::new(self);
@@ -390,5 +412,79 @@ impl<T: ?Sized> Drop for BlockBox<T> {
     }
 }
 
-#[cfg(test)]
+/// A value shared by counted references, in a block of the store (ground rules): an `Arc`
+/// without weak references.
+pub(crate) struct BlockArc<T> {
+    counted: NonNull<Counted<T>>,
+    _owns: PhantomData<Counted<T>>,
+}
+
+/// What a [`BlockArc`]'s block holds.
+struct Counted<T> {
+    count: AtomicUsize,
+    value: T,
+}
+
+/// More references than this abort the process, as `Arc` does (each takes memory somewhere,
+/// so only a leak in a loop gets there).
+const MAX_COUNT: usize = isize::MAX as usize;
+
+// SAFETY: as `Arc<T>`: the value is shared between the threads that hold references and
+// dropped by whichever lets go last.
+unsafe impl<T: Send + Sync> Send for BlockArc<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for BlockArc<T> {}
+
+impl<T> BlockArc<T> {
+    pub(crate) fn new(value: T) -> Self {
+        let counted = BlockBox::new(Counted {
+            count: AtomicUsize::new(1),
+            value,
+        });
+        BlockArc {
+            counted: counted.into_raw(),
+            _owns: PhantomData,
+        }
+    }
+
+    fn counted(&self) -> &Counted<T> {
+        // SAFETY: the block lives while a reference does; this one holds a count.
+        unsafe { self.counted.as_ref() }
+    }
+}
+
+impl<T> Clone for BlockArc<T> {
+    fn clone(&self) -> Self {
+        // Relaxed: a new reference is made from one that exists (ground rules).
+        if self.counted().count.fetch_add(1, Ordering::Relaxed) > MAX_COUNT {
+            std::process::abort();
+        }
+        BlockArc {
+            counted: self.counted,
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Deref for BlockArc<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.counted().value
+    }
+}
+
+impl<T> Drop for BlockArc<T> {
+    fn drop(&mut self) {
+        if self.counted().count.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        // Every other reference's use happened before their decrements (ground rules).
+        fence(Ordering::Acquire);
+        // SAFETY: the count reached 0: this was the last reference, and the block came from
+        // `BlockBox::into_raw` in `new`.
+        drop(unsafe { BlockBox::from_raw(self.counted) });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests;

@@ -1,7 +1,7 @@
 //! The block store (run under miri by `scripts/test.sh`: a block freed twice, a value dropped
 //! twice or read after its memory went back, or a leak, fails these).
 
-use super::{BlockBox, MAGAZINE, MAX_BLOCK, STEP};
+use super::{BlockArc, BlockBox, MAGAZINE, MAX_BLOCK, STEP};
 use std::any::Any;
 use std::collections::HashSet;
 use std::mem::MaybeUninit;
@@ -211,4 +211,27 @@ fn a_value_dropped_by_a_thread_local_destructor_goes_back_to_the_depot() {
     .expect("the thread ran");
     // Dropped as the thread's locals were destroyed, whichever went first.
     assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn a_shared_value_is_dropped_once_by_its_last_reference_on_any_thread() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let first = BlockArc::new(counted(&drops, 11));
+    let others: Vec<_> = (0..4).map(|_| first.clone()).collect();
+    assert!(others.iter().all(|o| std::ptr::eq(&**o, &*first)));
+    let threads: Vec<_> = others
+        .into_iter()
+        .map(|other| std::thread::spawn(move || other.payload[0]))
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().expect("the thread ran"), 11);
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "one reference is left");
+    let last = first.clone();
+    drop(first);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    std::thread::spawn(move || drop(last))
+        .join()
+        .expect("the thread ran");
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
 }
