@@ -41,6 +41,20 @@ pub(crate) const ENV_GAUGES: &[(Spec, EnvField)] = &[
         gauge("agentry_watches", "Death watches registered now."),
         |s| s.watches as u64,
     ),
+    (
+        gauge(
+            "agentry_agent_memory_reserved_bytes",
+            "Bytes the process's store of agent memory holds for agents' cells and queues.",
+        ),
+        |s| s.agent_memory_reserved,
+    ),
+    (
+        gauge(
+            "agentry_agent_memory_idle_bytes",
+            "Bytes of the store of agent memory free for reuse in its shared depot.",
+        ),
+        |s| s.agent_memory_idle,
+    ),
 ];
 
 /// The environment's counters.

@@ -610,6 +610,9 @@ impl EnvHandle {
             .counters
             .snapshot(coops, self.0.slab.live(), self.0.timers.len());
         stats.watches = watches;
+        let memory = crate::sync::blocks::usage();
+        stats.agent_memory_reserved = memory.reserved;
+        stats.agent_memory_idle = memory.idle;
         stats
     }
 

@@ -83,6 +83,15 @@ pub struct EnvStats {
     /// Death watches currently registered (made and neither fired, unwatched, nor dropped
     /// with their watcher).
     pub watches: usize,
+    /// Bytes the process's store of agent memory holds, taken from the global allocator in
+    /// 64 KiB chunks: agents' cells and pool agents' queues live in blocks of it, reused for
+    /// the next agents; before it takes a new chunk while much of it is free, it gives back
+    /// every chunk whose blocks are all free (process-wide: every env of the process reports
+    /// the same).
+    pub agent_memory_reserved: u64,
+    /// Bytes of that store free for reuse in its shared depot (each thread keeps up to 64 more
+    /// free blocks per size class for itself).
+    pub agent_memory_idle: u64,
 }
 
 impl EnvCounters {
@@ -123,6 +132,8 @@ impl EnvCounters {
             restarts: r(&self.restarts),
             escalations: r(&self.escalations),
             watches: 0,
+            agent_memory_reserved: 0,
+            agent_memory_idle: 0,
         }
     }
 }

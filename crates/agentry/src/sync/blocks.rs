@@ -14,11 +14,22 @@
 //! - A value of at most [`MAX_BLOCK`] bytes aligned to at most [`STEP`] takes a block of its
 //!   size class (its size rounded up to a multiple of 16 bytes); any other value (and a
 //!   zero-sized one) is allocated as `Box` would, by the global allocator.
-//! - Blocks are carved from chunks of [`CHUNK`] bytes taken from the global allocator, and
-//!   are never given back to it: a freed block is kept, free, for the next value of its class,
-//!   whatever its type and whichever env of the process makes it. The store holds the
-//!   process's high-water mark of cell memory (each block without a header: a 104-byte cell
-//!   takes 112 bytes, a 120-byte `malloc` chunk otherwise).
+//! - Blocks are carved from chunks of [`CHUNK`] bytes taken from the global allocator (no
+//!   alignment beyond 16 asked: an aligned request would not fit the holes chunks given back
+//!   leave in the allocator's heap, which then grows); a chunk's first 16 bytes are its header (the bytes carved from it, and
+//!   a count the trim uses), never a block. A freed block is kept, free, for the next value of
+//!   its class, whatever its type and whichever env of the process makes it (each block
+//!   without a header of its own: a 104-byte cell takes 112 bytes, a 120-byte `malloc` chunk
+//!   otherwise).
+//! - A chunk goes back to the global allocator once every block carved from it is free in the
+//!   depot (*trim*, under the depot's lock), when a new chunk is about to be taken while the
+//!   depot holds at least [`TRIM_MIN`] free bytes and a quarter of what the store reserved more
+//!   than after the last trim. So agents of one size do not take new memory while a burst of
+//!   another size left its memory free here, and the trim's walk over the free blocks is paid
+//!   only then. A store nobody takes from keeps what it holds (`EnvStats::agent_memory_*`
+//!   shows it). The chunk being carved goes back too if every block carved from it is free
+//!   (the rest of it unused); a chunk with a free block in a thread's magazines (at most
+//!   `2 × MAGAZINE` per class and thread) does not.
 //! - Each thread keeps, per class, two magazines of free blocks (a loaded one it takes from
 //!   and frees to, and a previous one, empty or full): most takes and frees touch nothing
 //!   another thread touches. A thread whose magazines are full hands one full magazine to the
@@ -49,8 +60,12 @@ pub(crate) const MAX_BLOCK: usize = 1024;
 const CLASSES: usize = MAX_BLOCK / STEP;
 /// Blocks a magazine holds when full.
 pub(crate) const MAGAZINE: usize = 32;
-/// The bytes blocks are carved from at a time.
+/// The bytes blocks are carved from at a time (and the chunks' alignment).
 const CHUNK: usize = 64 * 1024;
+/// The bytes at a chunk's start that are its header.
+const HEADER: usize = STEP;
+/// The free bytes in the depot below which it never trims.
+pub(crate) const TRIM_MIN: u64 = 4 << 20;
 
 /// The class of a value of `layout`, if it takes a block.
 fn class_of(layout: Layout) -> Option<usize> {
@@ -92,6 +107,15 @@ impl Magazine {
         Some(block.cast())
     }
 
+    /// The blocks it lists, in order.
+    fn blocks(&self) -> impl Iterator<Item = *mut u8> + '_ {
+        std::iter::successors(NonNull::new(self.head), |block| {
+            // SAFETY: a listed block is free and its first word is its link (ground rules).
+            NonNull::new(unsafe { block.as_ptr().read().next })
+        })
+        .map(|block| block.as_ptr().cast())
+    }
+
     /// Lists `block`, a free block of this magazine's class that no list holds.
     fn push(&mut self, block: NonNull<u8>) {
         let block = block.cast::<Free>();
@@ -103,33 +127,85 @@ impl Magazine {
     }
 }
 
+/// A chunk's header (ground rules).
+struct Header {
+    /// The bytes of the blocks carved from the chunk.
+    carved: u64,
+    /// During a trim: the bytes of its blocks found free in the depot, or [`GONE`].
+    free: u64,
+}
+
+/// A chunk's `free` once the trim has decided to give it back.
+const GONE: u64 = u64::MAX;
+
+/// The chunk of `chunks` (sorted by address) that `block` was carved from.
+fn chunk_of(chunks: &[*mut u8], block: *mut u8) -> *mut u8 {
+    let after = chunks.partition_point(|&chunk| chunk.addr() <= block.addr());
+    debug_assert!(after > 0 && block.addr() < chunks[after - 1].addr() + CHUNK);
+    chunks[after - 1]
+}
+
+/// The header of `chunk`.
+///
+/// # Safety
+///
+/// `chunk` is a chunk of the depot, whose lock the caller holds (headers are touched only
+/// under it), and the reference is the only one to that header while it lives.
+unsafe fn header<'a>(chunk: *mut u8) -> &'a mut Header {
+    // SAFETY: caller contract; a chunk's first bytes are its header (ground rules).
+    unsafe { &mut *chunk.cast::<Header>() }
+}
+
 /// What the threads share: full magazines and the chunk blocks are carved from.
 struct Depot {
     magazines: [Vec<Magazine>; CLASSES],
-    /// The unused part of the current chunk.
+    /// The bytes of the blocks its magazines list.
+    idle: u64,
+    /// Every chunk taken and not given back, sorted by address.
+    chunks: Vec<*mut u8>,
+    /// The chunk being carved (null before the first), and the unused part of it.
+    current: *mut u8,
     chunk: *mut u8,
     chunk_left: usize,
+    /// The bytes of the chunks it holds.
+    reserved: u64,
+    /// `idle` at which it trims next.
+    trim_at: u64,
 }
 
-// SAFETY: the depot owns the blocks its magazines list and the unused part of its chunk;
-// it is only reached through its mutex.
+// SAFETY: the depot owns its chunks, the blocks its magazines list and the unused part of its
+// current chunk; it is only reached through its mutex.
 unsafe impl Send for Depot {}
 
-static DEPOT: Mutex<Depot> = Mutex::new(Depot {
-    magazines: [const { Vec::new() }; CLASSES],
-    chunk: ptr::null_mut(),
-    chunk_left: 0,
-});
+static DEPOT: Mutex<Depot> = Mutex::new(Depot::new());
 
 impl Depot {
+    const fn new() -> Self {
+        Depot {
+            magazines: [const { Vec::new() }; CLASSES],
+            idle: 0,
+            chunks: Vec::new(),
+            current: ptr::null_mut(),
+            chunk: ptr::null_mut(),
+            chunk_left: 0,
+            reserved: 0,
+            trim_at: TRIM_MIN,
+        }
+    }
+
     /// A magazine of free blocks of `class` (never empty): a full one handed in by a thread,
     /// or one carved from the chunk.
     fn refill(&mut self, class: usize) -> Magazine {
+        let size = block_size(class);
         if let Some(magazine) = self.magazines[class].pop() {
+            self.idle -= (magazine.len * size) as u64;
             return magazine;
         }
-        let size = block_size(class);
         if self.chunk_left < size {
+            if self.idle >= self.trim_at {
+                // Memory of other classes lies free: give back what can go before taking more.
+                self.trim();
+            }
             self.new_chunk();
         }
         let mut magazine = Magazine::EMPTY;
@@ -140,25 +216,107 @@ impl Depot {
             self.chunk_left -= size;
             magazine.push(block);
         }
+        // SAFETY: the current chunk, of this depot, whose lock is held.
+        unsafe { header(self.current) }.carved += (magazine.len * size) as u64;
         magazine
     }
 
+    fn chunk_layout() -> Layout {
+        Layout::from_size_align(CHUNK, STEP).expect("invariant: a valid layout")
+    }
+
     fn new_chunk(&mut self) {
-        let layout = Layout::from_size_align(CHUNK, STEP).expect("invariant: a valid layout");
+        let layout = Self::chunk_layout();
         // SAFETY: the layout has a non-zero size.
         let chunk = unsafe { alloc::alloc(layout) };
         if chunk.is_null() {
             alloc::handle_alloc_error(layout);
         }
+        // SAFETY: the chunk is ours and its first bytes are its header (ground rules).
+        unsafe { chunk.cast::<Header>().write(Header { carved: 0, free: 0 }) };
+        let at = self.chunks.partition_point(|&c| c.addr() < chunk.addr());
+        self.chunks.insert(at, chunk);
         // What was left of the last chunk (less than a block) stays unused.
-        self.chunk = chunk;
-        self.chunk_left = CHUNK;
+        self.current = chunk;
+        self.chunk = chunk.wrapping_add(HEADER);
+        self.chunk_left = CHUNK - HEADER;
+        self.reserved += CHUNK as u64;
     }
 
     /// Keeps `magazine` (not empty) for the threads that run out of blocks of `class`.
     fn hand_in(&mut self, class: usize, magazine: Magazine) {
         debug_assert!(magazine.len > 0);
+        self.idle += (magazine.len * block_size(class)) as u64;
         self.magazines[class].push(magazine);
+    }
+
+    /// Gives back to the global allocator every chunk whose blocks are all free here (ground
+    /// rules), and sets when to trim next.
+    fn trim(&mut self) {
+        for &chunk in &self.chunks {
+            // SAFETY: a chunk of this depot, whose lock is held.
+            unsafe { header(chunk) }.free = 0;
+        }
+        for (class, magazines) in self.magazines.iter().enumerate() {
+            let size = block_size(class) as u64;
+            for block in magazines.iter().flat_map(Magazine::blocks) {
+                // SAFETY: a block carved from a chunk of this depot, whose lock is held.
+                unsafe { header(chunk_of(&self.chunks, block)) }.free += size;
+            }
+        }
+        let mut gone = 0;
+        for &chunk in &self.chunks {
+            // SAFETY: a chunk of this depot, whose lock is held.
+            let h = unsafe { header(chunk) };
+            if h.free == h.carved {
+                h.free = GONE;
+                gone += 1;
+                if chunk == self.current {
+                    // Its unused part goes with it; the next refill takes a new chunk.
+                    self.current = ptr::null_mut();
+                    self.chunk = ptr::null_mut();
+                    self.chunk_left = 0;
+                }
+            }
+        }
+        if gone > 0 {
+            self.idle = 0;
+            for (class, magazines) in self.magazines.iter_mut().enumerate() {
+                let mut kept = Vec::with_capacity(magazines.len());
+                let mut refilled = Magazine::EMPTY;
+                for mut magazine in magazines.drain(..) {
+                    while let Some(block) = magazine.pop() {
+                        let chunk = chunk_of(&self.chunks, block.as_ptr());
+                        // SAFETY: as above (a block's chunk is given back only below).
+                        if unsafe { header(chunk) }.free == GONE {
+                            continue;
+                        }
+                        refilled.push(block);
+                        if refilled.len == MAGAZINE {
+                            kept.push(mem::replace(&mut refilled, Magazine::EMPTY));
+                        }
+                    }
+                }
+                if refilled.len > 0 {
+                    kept.push(refilled);
+                }
+                let blocks: usize = kept.iter().map(|m| m.len).sum();
+                self.idle += (blocks * block_size(class)) as u64;
+                *magazines = kept;
+            }
+            self.chunks.retain(|&chunk| {
+                // SAFETY: a chunk of this depot, whose lock is held.
+                let keep = unsafe { header(chunk) }.free != GONE;
+                if !keep {
+                    // SAFETY: taken in `new_chunk` with this layout; none of its blocks is
+                    // listed or used any more (all were free here, and are unlisted above).
+                    unsafe { alloc::dealloc(chunk, Self::chunk_layout()) };
+                }
+                keep
+            });
+            self.reserved -= (gone * CHUNK) as u64;
+        }
+        self.trim_at = self.idle + (self.reserved / 4).max(TRIM_MIN);
     }
 
     /// One block of `class`, for a thread without its magazines.
@@ -173,14 +331,13 @@ impl Depot {
 
     /// Keeps `block`, freed by a thread without its magazines.
     fn give_one(&mut self, class: usize, block: NonNull<u8>) {
-        let mut magazine = match self.magazines[class].pop() {
-            Some(m) if m.len < MAGAZINE => m,
-            Some(full) => {
-                self.magazines[class].push(full);
-                Magazine::EMPTY
-            }
-            None => Magazine::EMPTY,
-        };
+        let mut magazine = Magazine::EMPTY;
+        if let Some(last) = self.magazines[class].last()
+            && last.len < MAGAZINE
+        {
+            magazine = self.magazines[class].pop().expect("just seen");
+            self.idle -= (magazine.len * block_size(class)) as u64;
+        }
         magazine.push(block);
         self.hand_in(class, magazine);
     }
@@ -243,6 +400,25 @@ impl Drop for Magazines {
                 }
             }
         }
+    }
+}
+
+/// What the store holds (process-wide), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Usage {
+    /// Taken from the global allocator, in chunks, and not given back yet (ground rules).
+    pub(crate) reserved: u64,
+    /// Free blocks in the depot's magazines: memory the next values will reuse. The threads'
+    /// own magazines hold at most `2 × MAGAZINE` more free blocks per class each.
+    pub(crate) idle: u64,
+}
+
+/// What the store holds now.
+pub(crate) fn usage() -> Usage {
+    let depot = DEPOT.lock();
+    Usage {
+        reserved: depot.reserved,
+        idle: depot.idle,
     }
 }
 

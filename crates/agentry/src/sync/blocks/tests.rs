@@ -5,6 +5,7 @@ use super::{BlockArc, BlockBox, MAGAZINE, MAX_BLOCK, STEP};
 use std::any::Any;
 use std::collections::HashSet;
 use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -234,4 +235,142 @@ fn a_shared_value_is_dropped_once_by_its_last_reference_on_any_thread() {
         .join()
         .expect("the thread ran");
     assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+/// A depot of its own (not the process's), its chunks given back at the end.
+struct TestDepot(super::Depot);
+
+impl Drop for TestDepot {
+    fn drop(&mut self) {
+        for &chunk in &self.0.chunks {
+            // SAFETY: every chunk of this depot, taken with this layout; the test is done with
+            // its blocks.
+            unsafe { std::alloc::dealloc(chunk, super::Depot::chunk_layout()) };
+        }
+    }
+}
+
+/// The blocks of `magazines`, each written to (miri sees a block of a chunk given back).
+fn listed(magazines: &[super::Magazine]) -> Vec<*mut u8> {
+    magazines
+        .iter()
+        .flat_map(super::Magazine::blocks)
+        .inspect(|block| {
+            // SAFETY: a free block of a live chunk: its bytes past the link are nobody's.
+            unsafe { block.add(8).write(0xAB) };
+        })
+        .collect()
+}
+
+#[test]
+fn a_chunk_whose_blocks_are_all_free_goes_back_and_no_other() {
+    use super::{CHUNK, Magazine, chunk_of};
+    const CLASS: usize = 6; // 112-byte blocks: 585 to a chunk
+    let mut depot = TestDepot(super::Depot::new());
+    let d = &mut depot.0;
+    d.trim_at = u64::MAX; // trimmed by hand below
+    // Three chunks' worth of blocks, all taken.
+    let mut blocks = Vec::new();
+    while d.chunks.len() < 3 {
+        let mut magazine = d.refill(CLASS);
+        while let Some(block) = magazine.pop() {
+            blocks.push(block);
+        }
+    }
+    assert_eq!(d.reserved, 3 * CHUNK as u64);
+    // In the order they were taken (the depot sorts them by address).
+    let mut taken: Vec<_> = blocks
+        .iter()
+        .map(|b| chunk_of(&d.chunks, b.as_ptr()))
+        .collect();
+    taken.dedup();
+    let [first, second, third] = [taken[0], taken[1], taken[2]];
+    assert_eq!(third, d.current, "the third is being carved");
+    // All back but one block of the first chunk and one of the third.
+    let mut keep = |chunk| {
+        let at = blocks
+            .iter()
+            .position(|b| chunk_of(&d.chunks, b.as_ptr()) == chunk)
+            .expect("a block of the chunk");
+        blocks.swap_remove(at)
+    };
+    let kept = [keep(first), keep(third)];
+    let give_back = |d: &mut super::Depot, blocks: &[NonNull<u8>]| {
+        for batch in blocks.chunks(MAGAZINE) {
+            let mut magazine = Magazine::EMPTY;
+            batch.iter().for_each(|&b| magazine.push(b));
+            d.hand_in(CLASS, magazine);
+        }
+    };
+    give_back(d, &blocks);
+    d.trim();
+    d.trim_at = u64::MAX;
+    // Only the second chunk had all its blocks free.
+    let mut expected = vec![first, third];
+    expected.sort();
+    assert_eq!(d.chunks, expected);
+    assert_eq!(d.reserved, 2 * CHUNK as u64);
+    let left = listed(&d.magazines[CLASS]);
+    assert!(left.iter().all(|&b| chunk_of(&d.chunks, b) != second));
+    assert_eq!(d.idle, (left.len() * 112) as u64);
+    assert_eq!(left.len(), blocks.len() - 585);
+    // The last two blocks back: both chunks go, the one being carved too.
+    give_back(d, &kept);
+    d.trim();
+    assert!(d.chunks.is_empty());
+    assert_eq!((d.reserved, d.idle), (0, 0));
+    assert!(d.magazines[CLASS].is_empty());
+    // The next block comes from a new chunk.
+    let again = d.refill(CLASS);
+    assert_eq!(again.len, MAGAZINE);
+    assert_eq!(d.chunks.len(), 1);
+    d.hand_in(CLASS, again);
+}
+
+#[test]
+fn a_new_chunk_is_taken_only_after_free_chunks_of_other_sizes_went_back() {
+    use super::{CHUNK, Magazine, TRIM_MIN};
+    const BIG: usize = 63; // 1 KiB blocks
+    const SMALL: usize = 6; // 112-byte blocks
+    let mut depot = TestDepot(super::Depot::new());
+    let d = &mut depot.0;
+    // A burst of large values, more than the trim's floor, all given back: nothing is given
+    // back to the allocator while nobody takes more.
+    let mut blocks = Vec::new();
+    while (blocks.len() * 1024) as u64 <= 2 * TRIM_MIN {
+        let mut magazine = d.refill(BIG);
+        while let Some(block) = magazine.pop() {
+            blocks.push(block);
+        }
+    }
+    let most = d.reserved;
+    for batch in blocks.chunks(MAGAZINE) {
+        let mut magazine = Magazine::EMPTY;
+        batch.iter().for_each(|&b| magazine.push(b));
+        d.hand_in(BIG, magazine);
+    }
+    assert_eq!(d.reserved, most);
+    // Small values then need a chunk of their own: the large ones' chunks go back first.
+    let mut small = Vec::new();
+    while small.len() < 2 * (CHUNK / 112) {
+        let mut magazine = d.refill(SMALL);
+        while let Some(block) = magazine.pop() {
+            // SAFETY: a block taken from the depot is ours to write.
+            unsafe { block.as_ptr().cast::<[u8; 112]>().write([7; 112]) };
+            small.push(block);
+        }
+    }
+    assert!(
+        d.reserved <= 4 * CHUNK as u64 && d.reserved < most / 2,
+        "trimmed from {most} to {} bytes",
+        d.reserved
+    );
+    // All but those of the chunk the small values were first carved from, with them.
+    assert!(d.idle <= CHUNK as u64, "{} bytes left free", d.idle);
+    for batch in small.chunks(MAGAZINE) {
+        let mut magazine = Magazine::EMPTY;
+        batch.iter().for_each(|&b| magazine.push(b));
+        d.hand_in(SMALL, magazine);
+    }
+    listed(&d.magazines[SMALL]);
 }
