@@ -38,8 +38,9 @@
 //! - A thread that exits hands its magazines to the depot; a thread whose thread-locals are
 //!   gone (a value dropped by another thread-local's destructor) takes and frees one block at
 //!   a time through the depot.
-//! - A free block's first word links it to the next free block of its magazine; nothing else
-//!   of it is read while it is free.
+//! - Nothing of a free block is read or written while it is free: magazines are arrays of
+//!   their blocks' addresses (an intrusive list would read each block as it is taken, a cache
+//!   miss on every reuse of a block freed long ago, on the path of the next take).
 //! - A [`BlockArc`] counts its references as `Arc` does (an increment `Relaxed`, a decrement
 //!   `Release`, the last one `Acquire` before the value is dropped and its block given back);
 //!   it has no weak references. Its loom model: `sync/loom_tests.rs`.
@@ -78,15 +79,11 @@ fn block_size(class: usize) -> usize {
     (class + 1) * STEP
 }
 
-/// A free block: the link to the next free block of its magazine.
-struct Free {
-    next: *mut Free,
-}
-
-/// A list of free blocks of one class.
+/// Free blocks of one class: their addresses, kept apart from the blocks (a block freed long
+/// ago is not read to be taken again: its next value is written into it first).
 struct Magazine {
-    head: *mut Free,
     len: usize,
+    blocks: [*mut u8; MAGAZINE],
 }
 
 // SAFETY: a magazine owns the free blocks it lists (no other pointer to them is used while
@@ -95,34 +92,24 @@ unsafe impl Send for Magazine {}
 
 impl Magazine {
     const EMPTY: Magazine = Magazine {
-        head: ptr::null_mut(),
         len: 0,
+        blocks: [ptr::null_mut(); MAGAZINE],
     };
 
     fn pop(&mut self) -> Option<NonNull<u8>> {
-        let block = NonNull::new(self.head)?;
-        // SAFETY: a listed block is free and its first word is its link (ground rules).
-        self.head = unsafe { block.as_ptr().read().next };
-        self.len -= 1;
-        Some(block.cast())
+        self.len = self.len.checked_sub(1)?;
+        Some(NonNull::new(self.blocks[self.len]).expect("invariant: a listed block is not null"))
     }
 
-    /// The blocks it lists, in order.
+    /// The blocks it lists.
     fn blocks(&self) -> impl Iterator<Item = *mut u8> + '_ {
-        std::iter::successors(NonNull::new(self.head), |block| {
-            // SAFETY: a listed block is free and its first word is its link (ground rules).
-            NonNull::new(unsafe { block.as_ptr().read().next })
-        })
-        .map(|block| block.as_ptr().cast())
+        self.blocks[..self.len].iter().copied()
     }
 
-    /// Lists `block`, a free block of this magazine's class that no list holds.
+    /// Lists `block`, a free block of this magazine's class that no list holds; the magazine
+    /// is not full.
     fn push(&mut self, block: NonNull<u8>) {
-        let block = block.cast::<Free>();
-        // SAFETY: the block is free and at least 16 bytes, 16-aligned: its first word is
-        // ours to write (ground rules).
-        unsafe { block.as_ptr().write(Free { next: self.head }) };
-        self.head = block.as_ptr();
+        self.blocks[self.len] = block.as_ptr();
         self.len += 1;
     }
 }
@@ -343,13 +330,12 @@ impl Depot {
     }
 }
 
-/// A thread's magazines: per class, the loaded one and the previous one (empty or full).
-struct Magazines(UnsafeCell<[[Magazine; 2]; CLASSES]>);
+/// A thread's magazines: per class, the loaded one and the previous one (empty or full), made
+/// at the thread's first block of the class (most threads use a few classes).
+struct Magazines(UnsafeCell<[Option<Box<[Magazine; 2]>>; CLASSES]>);
 
 thread_local! {
-    static MAGAZINES: Magazines = const {
-        Magazines(UnsafeCell::new([const { [Magazine::EMPTY, Magazine::EMPTY] }; CLASSES]))
-    };
+    static MAGAZINES: Magazines = const { Magazines(UnsafeCell::new([const { None }; CLASSES])) };
 }
 
 impl Magazines {
@@ -358,8 +344,10 @@ impl Magazines {
     #[allow(clippy::mut_from_ref)]
     fn of(&self, class: usize) -> &mut [Magazine; 2] {
         // SAFETY: the magazines are this thread's (a thread-local), and each use below ends
-        // before the next begins (nothing in them re-enters the store).
-        unsafe { &mut (*self.0.get())[class] }
+        // before the next begins (nothing in them re-enters the store; making a class's pair
+        // allocates through the global allocator, not the store).
+        let slot = unsafe { &mut (*self.0.get())[class] };
+        slot.get_or_insert_with(|| Box::new([Magazine::EMPTY, Magazine::EMPTY]))
     }
 
     fn take(&self, class: usize) -> NonNull<u8> {
@@ -392,8 +380,8 @@ impl Magazines {
 impl Drop for Magazines {
     fn drop(&mut self) {
         let mut depot = DEPOT.lock();
-        for (class, magazines) in self.0.get_mut().iter_mut().enumerate() {
-            for magazine in magazines {
+        for (class, pair) in self.0.get_mut().iter_mut().enumerate() {
+            for magazine in pair.iter_mut().flat_map(|pair| pair.iter_mut()) {
                 let magazine = mem::replace(magazine, Magazine::EMPTY);
                 if magazine.len > 0 {
                     depot.hand_in(class, magazine);
