@@ -19,7 +19,7 @@
 //!   leave in the allocator's heap, which then grows); a chunk's first 16 bytes are its header (the bytes carved from it, and
 //!   a count the trim uses), never a block. A freed block is kept, free, for the next value of
 //!   its class, whatever its type and whichever env of the process makes it (each block
-//!   without a header of its own: a 104-byte cell takes 112 bytes, a 120-byte `malloc` chunk
+//!   without a header of its own: a 144-byte cell takes 144 bytes, a 160-byte `malloc` chunk
 //!   otherwise).
 //! - A chunk goes back to the global allocator once every block carved from it is free in the
 //!   depot (*trim*, under the depot's lock), when a new chunk is about to be taken while the
@@ -221,6 +221,8 @@ impl Depot {
         }
         // SAFETY: the chunk is ours and its first bytes are its header (ground rules).
         unsafe { chunk.cast::<Header>().write(Header { carved: 0, free: 0 }) };
+        // Blocks given back are listed by address again (see `release`).
+        let _ = chunk.expose_provenance();
         let at = self.chunks.partition_point(|&c| c.addr() < chunk.addr());
         self.chunks.insert(at, chunk);
         // What was left of the last chunk (less than a block) stays unused.
@@ -437,6 +439,12 @@ fn acquire(layout: Layout) -> NonNull<u8> {
 unsafe fn release(at: NonNull<u8>, layout: Layout) {
     match class_of(layout) {
         Some(class) => {
+            // The pointer a value was dropped through may reach that value's bytes only (one
+            // retyped from a reference does): the block is listed by its address, with the
+            // chunk's provenance (exposed when it was taken), so its next value may use all of
+            // it.
+            let at = NonNull::new(ptr::with_exposed_provenance_mut::<u8>(at.as_ptr().addr()))
+                .expect("invariant: a block is not null");
             if MAGAZINES.try_with(|m| m.give(class, at)).is_err() {
                 DEPOT.lock().give_one(class, at);
             }

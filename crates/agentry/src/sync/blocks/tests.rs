@@ -56,6 +56,28 @@ fn a_value_is_dropped_once_and_its_block_is_taken_again() {
 }
 
 #[test]
+fn a_block_a_smaller_value_was_dropped_through_serves_a_larger_one_whole() {
+    // 100 bytes seen as a trait object, dropped through that view, then 112 bytes (one class)
+    // in the same block: the second value may use all of it (miri checks the provenance).
+    trait Sized100 {
+        fn first(&self) -> u8;
+    }
+    impl Sized100 for [u8; 100] {
+        fn first(&self) -> u8 {
+            self[0]
+        }
+    }
+    let small: BlockBox<dyn Sized100> =
+        BlockBox::new([1u8; 100]).retype(|v| v as &mut dyn Sized100);
+    assert_eq!(small.first(), 1);
+    let at = &*small as *const dyn Sized100 as *const u8 as usize;
+    drop(small);
+    let large = BlockBox::new([2u8; 112]);
+    assert_eq!(&*large as *const [u8; 112] as usize, at, "the same block");
+    assert!(large.iter().all(|&b| b == 2));
+}
+
+#[test]
 fn into_inner_moves_the_value_out_without_dropping_it() {
     let drops = Arc::new(AtomicUsize::new(0));
     let value = BlockBox::new(counted(&drops, 7)).into_inner();
