@@ -16,11 +16,15 @@
 //!   zero-sized one) is allocated as `Box` would, by the global allocator.
 //! - Blocks are carved from chunks of [`CHUNK`] bytes taken from the global allocator (no
 //!   alignment beyond 16 asked: an aligned request would not fit the holes chunks given back
-//!   leave in the allocator's heap, which then grows); a chunk's first 16 bytes are its header (the bytes carved from it, and
-//!   a count the trim uses), never a block. A freed block is kept, free, for the next value of
-//!   its class, whatever its type and whichever env of the process makes it (each block
-//!   without a header of its own: a 144-byte cell takes 144 bytes, a 160-byte `malloc` chunk
-//!   otherwise).
+//!   leave in the allocator's heap, which then grows); a chunk's first 16 bytes are its
+//!   header (the bytes carved from it, and a count the trim uses), never a block. A freed
+//!   block is kept, free, for the next value of its class, whatever its type and whichever env
+//!   of the process makes it (each block without a header of its own: a 144-byte cell takes
+//!   144 bytes, a 160-byte `malloc` chunk otherwise).
+//! - A chunk's provenance is exposed when it is taken, and a block given back is listed by
+//!   address with it: the pointer a value was dropped through may reach that value's bytes
+//!   only (one made from a reference to a trait object does), and the block's next value may
+//!   be larger within the class.
 //! - A chunk goes back to the global allocator once every block carved from it is free in the
 //!   depot (*trim*, under the depot's lock), when a new chunk is about to be taken while the
 //!   depot holds at least [`TRIM_MIN`] free bytes and a quarter of what the store reserved more
