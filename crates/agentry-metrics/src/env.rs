@@ -51,7 +51,7 @@ pub(crate) const ENV_GAUGES: &[(Spec, EnvField)] = &[
     (
         gauge(
             "agentry_agent_memory_idle_bytes",
-            "Bytes of the store of agent memory free for reuse in its shared depot.",
+            "Bytes of the store of agent memory free for reuse outside the threads' own caches.",
         ),
         |s| s.agent_memory_idle,
     ),

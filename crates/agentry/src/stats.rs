@@ -85,12 +85,12 @@ pub struct EnvStats {
     pub watches: usize,
     /// Bytes the process's store of agent memory holds, taken from the global allocator in
     /// 64 KiB chunks: agents' cells and pool agents' queues live in blocks of it, reused for
-    /// the next agents; before it takes a new chunk while much of it is free, it gives back
-    /// every chunk whose blocks are all free (process-wide: every env of the process reports
-    /// the same).
+    /// the next agents; a chunk whose blocks are all free again is kept empty for the next
+    /// agents of any size, and beyond 4 MiB of such chunks given back once it has been empty
+    /// for a second (process-wide: every env of the process reports the same).
     pub agent_memory_reserved: u64,
-    /// Bytes of that store free for reuse in its shared depot (each thread keeps up to 64 more
-    /// free blocks per size class for itself).
+    /// Bytes of that store free for reuse outside the threads: free blocks and empty chunks
+    /// (each thread keeps up to 64 more free blocks per size class for itself).
     pub agent_memory_idle: u64,
 }
 

@@ -16,35 +16,44 @@
 //!   zero-sized one) is allocated as `Box` would, by the global allocator.
 //! - Blocks are carved from chunks of [`CHUNK`] bytes taken from the global allocator (no
 //!   alignment beyond 16 asked: an aligned request would not fit the holes chunks given back
-//!   leave in the allocator's heap, which then grows); a chunk's first 16 bytes are its
-//!   header (the bytes carved from it, and a count the trim uses), never a block. A freed
-//!   block is kept, free, for the next value of its class, whatever its type and whichever env
-//!   of the process makes it (each block without a header of its own: a 144-byte cell takes
-//!   144 bytes, a 160-byte `malloc` chunk otherwise).
+//!   leave in the allocator's heap, which then grows). A chunk serves one class; its header
+//!   (the blocks carved from it, and a bit per block, set while the block is free in the
+//!   class's depot) is never a block. A freed block is kept, free, for the next value of its
+//!   class, whatever its type and whichever env of the process makes it (each block without
+//!   a header of its own: a 144-byte cell takes 144 bytes, a 160-byte `malloc` chunk
+//!   otherwise).
 //! - A chunk's provenance is exposed when it is taken, and a block given back is listed by
 //!   address with it: the pointer a value was dropped through may reach that value's bytes
 //!   only (one made from a reference to a trait object does), and the block's next value may
 //!   be larger within the class.
-//! - A chunk goes back to the global allocator once every block carved from it is free in the
-//!   depot (*trim*, under the depot's lock), when a new chunk is about to be taken while the
-//!   depot holds at least [`TRIM_MIN`] free bytes and a quarter of what the store reserved more
-//!   than after the last trim. So agents of one size do not take new memory while a burst of
-//!   another size left its memory free here, and the trim's walk over the free blocks is paid
-//!   only then. A store nobody takes from keeps what it holds (`EnvStats::agent_memory_*`
-//!   shows it). The chunk being carved goes back too if every block carved from it is free
-//!   (the rest of it unused); a chunk with a free block in a thread's magazines (at most
-//!   `2 × MAGAZINE` per class and thread) does not.
+//! - A chunk leaves its class as soon as every block carved from it is free in the class's
+//!   depot: it becomes a spare chunk, empty, that any class takes (the newest first) before
+//!   asking the global allocator. [`SPARE_CHUNKS`] spare chunks are kept however long they
+//!   stay spare; one more that has been spare for [`SPARE_AGE`] goes back to the global
+//!   allocator as the store next takes or gives a chunk. So a burst of one size leaves its
+//!   memory to the next burst of any size (a burst that follows soon takes memory already
+//!   touched, not pages the kernel must fault in again — glibc unmaps a thread's heap once
+//!   it is all free), and memory a burst left is given back once bursts stop, at the cost of
+//!   a bit and a count per block handed in. What the store keeps when nothing takes or
+//!   frees a chunk is the spare chunks, the chunks being carved, and chunks with a block in
+//!   use or in a thread's magazines (at most `2 × MAGAZINE` per class and thread).
+//! - A depot hands out the free blocks of one chunk at a time, in address order (the chunk
+//!   that got a free block last first), and carves new ones only when no chunk of its class
+//!   has one free: a burst reuses memory a chunk at a time, not blocks scattered over all of
+//!   it as they were freed.
 //! - Each thread keeps, per class, two magazines of free blocks (a loaded one it takes from
 //!   and frees to, and a previous one, empty or full): most takes and frees touch nothing
-//!   another thread touches. A thread whose magazines are full hands one full magazine to the
-//!   depot; one whose magazines are empty takes one from there, or carves a fresh one. The
-//!   depot is one lock, taken once per [`MAGAZINE`] blocks at most.
+//!   another thread touches. A thread whose magazines are full hands one full magazine to its
+//!   class's depot; one whose magazines are empty takes one from there. Each class's depot is
+//!   one lock, taken once per [`MAGAZINE`] blocks at most; a class's lock is taken before the
+//!   chunks' (spare ones and the count), never after.
 //! - A thread that exits hands its magazines to the depot; a thread whose thread-locals are
 //!   gone (a value dropped by another thread-local's destructor) takes and frees one block at
 //!   a time through the depot.
 //! - Nothing of a free block is read or written while it is free: magazines are arrays of
-//!   their blocks' addresses (an intrusive list would read each block as it is taken, a cache
-//!   miss on every reuse of a block freed long ago, on the path of the next take).
+//!   their blocks' addresses, and a depot marks them in their chunk's header (an intrusive
+//!   list would read each block as it is taken, a cache miss on every reuse of a block freed
+//!   long ago, on the path of the next take).
 //! - A [`BlockArc`] counts its references as `Arc` does (an increment `Relaxed`, a decrement
 //!   `Release`, the last one `Acquire` before the value is dropped and its block given back);
 //!   it has no weak references. Its loom model: `sync/loom_tests.rs`.
@@ -53,10 +62,12 @@ use super::atomic::{AtomicUsize, Ordering, fence};
 use parking_lot::Mutex;
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::mem::{self, ManuallyDrop, MaybeUninit};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
+use std::time::{Duration, Instant};
 
 /// The step between size classes, and the largest alignment a block has.
 pub(crate) const STEP: usize = 16;
@@ -65,12 +76,16 @@ pub(crate) const MAX_BLOCK: usize = 1024;
 const CLASSES: usize = MAX_BLOCK / STEP;
 /// Blocks a magazine holds when full.
 pub(crate) const MAGAZINE: usize = 32;
-/// The bytes blocks are carved from at a time (and the chunks' alignment).
+/// The bytes blocks are carved from at a time.
 const CHUNK: usize = 64 * 1024;
-/// The bytes at a chunk's start that are its header.
-const HEADER: usize = STEP;
-/// The free bytes in the depot below which it never trims.
-pub(crate) const TRIM_MIN: u64 = 4 << 20;
+/// The most blocks a chunk holds (of the smallest class, were there no header).
+const MOST_BLOCKS: usize = CHUNK / STEP;
+/// The bytes at a chunk's start that are its header, never a block.
+const HEADER: usize = mem::size_of::<Header>().next_multiple_of(STEP);
+/// Empty chunks kept for the next blocks of any class however long they stay empty (4 MiB).
+pub(crate) const SPARE_CHUNKS: usize = 64;
+/// How long more empty chunks are kept for the next blocks of any class.
+pub(crate) const SPARE_AGE: Duration = Duration::from_secs(1);
 
 /// The class of a value of `layout`, if it takes a block.
 fn class_of(layout: Layout) -> Option<usize> {
@@ -118,16 +133,30 @@ impl Magazine {
     }
 }
 
-/// A chunk's header (ground rules).
+/// A chunk's header (ground rules): which of the blocks carved from it are free in its
+/// class's depot.
+#[repr(C)]
 struct Header {
-    /// The bytes of the blocks carved from the chunk.
-    carved: u64,
-    /// During a trim: the bytes of its blocks found free in the depot, or [`GONE`].
-    free: u64,
+    /// Blocks carved from the chunk (its first ones).
+    carved: u32,
+    /// Of those, the ones free in the depot: their bits are set in `free`.
+    idle: u32,
+    /// Where the chunk is in its depot's `partial` list, if `idle > 0`.
+    partial_at: u32,
+    /// A bit per block, set while the block is free in the depot.
+    free: [u64; MOST_BLOCKS / 64],
 }
 
-/// A chunk's `free` once the trim has decided to give it back.
-const GONE: u64 = u64::MAX;
+/// The blocks of `class` a chunk holds.
+fn blocks_per_chunk(class: usize) -> u32 {
+    ((CHUNK - HEADER) / block_size(class)) as u32
+}
+
+/// Block `index` of `chunk`, whose blocks are of `size` bytes.
+fn block_at(chunk: *mut u8, index: usize, size: usize) -> NonNull<u8> {
+    // SAFETY: a block of the chunk, past its header: not null.
+    unsafe { NonNull::new_unchecked(chunk.wrapping_add(HEADER + index * size)) }
+}
 
 /// The chunk of `chunks` (sorted by address) that `block` was carved from.
 fn chunk_of(chunks: &[*mut u8], block: *mut u8) -> *mut u8 {
@@ -140,199 +169,260 @@ fn chunk_of(chunks: &[*mut u8], block: *mut u8) -> *mut u8 {
 ///
 /// # Safety
 ///
-/// `chunk` is a chunk of the depot, whose lock the caller holds (headers are touched only
-/// under it), and the reference is the only one to that header while it lives.
+/// `chunk` is a chunk of a depot whose lock the caller holds (a chunk's header is touched
+/// only under its class's lock), and the reference is the only one to that header while it
+/// lives.
 unsafe fn header<'a>(chunk: *mut u8) -> &'a mut Header {
     // SAFETY: caller contract; a chunk's first bytes are its header (ground rules).
     unsafe { &mut *chunk.cast::<Header>() }
 }
 
-/// What the threads share: full magazines and the chunk blocks are carved from.
-struct Depot {
-    magazines: [Vec<Magazine>; CLASSES],
-    /// The bytes of the blocks its magazines list.
-    idle: u64,
-    /// Every chunk taken and not given back, sorted by address.
-    chunks: Vec<*mut u8>,
-    /// The chunk being carved (null before the first), and the unused part of it.
-    current: *mut u8,
-    chunk: *mut u8,
-    chunk_left: usize,
-    /// The bytes of the chunks it holds.
+/// The chunks the store took from the global allocator and has not given back: the count,
+/// and the empty ones kept for any class.
+struct Chunks {
+    /// Empty chunks, kept for the next blocks of any class, each with when it became spare;
+    /// the newest last.
+    spare: VecDeque<(*mut u8, Instant)>,
+    /// The spare chunks kept however long they have been spare.
+    keep: usize,
+    /// How long a spare chunk beyond those is kept.
+    age: Duration,
+    /// The clock ages are measured by (`Instant::now`; the tests' own in theirs).
+    now: fn() -> Instant,
+    /// The bytes of the chunks taken and not given back.
     reserved: u64,
-    /// `idle` at which it trims next.
-    trim_at: u64,
 }
 
-// SAFETY: the depot owns its chunks, the blocks its magazines list and the unused part of its
-// current chunk; it is only reached through its mutex.
-unsafe impl Send for Depot {}
+// SAFETY: `Chunks` owns its spare chunks; it is only reached through its mutex.
+unsafe impl Send for Chunks {}
 
-static DEPOT: Mutex<Depot> = Mutex::new(Depot::new());
+static CHUNKS: Mutex<Chunks> = Mutex::new(Chunks::new(SPARE_CHUNKS, SPARE_AGE, Instant::now));
 
-impl Depot {
-    const fn new() -> Self {
-        Depot {
-            magazines: [const { Vec::new() }; CLASSES],
-            idle: 0,
-            chunks: Vec::new(),
-            current: ptr::null_mut(),
-            chunk: ptr::null_mut(),
-            chunk_left: 0,
+impl Chunks {
+    const fn new(keep: usize, age: Duration, now: fn() -> Instant) -> Self {
+        Chunks {
+            spare: VecDeque::new(),
+            keep,
+            age,
+            now,
             reserved: 0,
-            trim_at: TRIM_MIN,
         }
     }
 
-    /// A magazine of free blocks of `class` (never empty): a full one handed in by a thread,
-    /// or one carved from the chunk.
-    fn refill(&mut self, class: usize) -> Magazine {
-        let size = block_size(class);
-        if let Some(magazine) = self.magazines[class].pop() {
-            self.idle -= (magazine.len * size) as u64;
-            return magazine;
-        }
-        if self.chunk_left < size {
-            if self.idle >= self.trim_at {
-                // Memory of other classes lies free: give back what can go before taking more.
-                self.trim();
-            }
-            self.new_chunk();
-        }
-        let mut magazine = Magazine::EMPTY;
-        while magazine.len < MAGAZINE && self.chunk_left >= size {
-            // SAFETY: `chunk` has `chunk_left` unused bytes, 16-aligned at its start.
-            let block = unsafe { NonNull::new_unchecked(self.chunk) };
-            self.chunk = self.chunk.wrapping_add(size);
-            self.chunk_left -= size;
-            magazine.push(block);
-        }
-        // SAFETY: the current chunk, of this depot, whose lock is held.
-        unsafe { header(self.current) }.carved += (magazine.len * size) as u64;
-        magazine
-    }
-
-    fn chunk_layout() -> Layout {
+    fn layout() -> Layout {
         Layout::from_size_align(CHUNK, STEP).expect("invariant: a valid layout")
     }
 
-    fn new_chunk(&mut self) {
-        let layout = Self::chunk_layout();
+    /// An empty chunk: the newest spare one, or a new one.
+    fn take(&mut self) -> *mut u8 {
+        if let Some((chunk, _)) = self.spare.pop_back() {
+            self.expire();
+            return chunk;
+        }
+        let layout = Self::layout();
         // SAFETY: the layout has a non-zero size.
         let chunk = unsafe { alloc::alloc(layout) };
         if chunk.is_null() {
             alloc::handle_alloc_error(layout);
         }
-        // SAFETY: the chunk is ours and its first bytes are its header (ground rules).
-        unsafe { chunk.cast::<Header>().write(Header { carved: 0, free: 0 }) };
         // Blocks given back are listed by address again (see `release`).
         let _ = chunk.expose_provenance();
-        let at = self.chunks.partition_point(|&c| c.addr() < chunk.addr());
-        self.chunks.insert(at, chunk);
-        // What was left of the last chunk (less than a block) stays unused.
-        self.current = chunk;
-        self.chunk = chunk.wrapping_add(HEADER);
-        self.chunk_left = CHUNK - HEADER;
         self.reserved += CHUNK as u64;
+        chunk
     }
 
-    /// Keeps `magazine` (not empty) for the threads that run out of blocks of `class`.
-    fn hand_in(&mut self, class: usize, magazine: Magazine) {
-        debug_assert!(magazine.len > 0);
-        self.idle += (magazine.len * block_size(class)) as u64;
-        self.magazines[class].push(magazine);
+    /// Keeps `chunk`, none of whose blocks is used or listed any more, spare.
+    fn give(&mut self, chunk: *mut u8) {
+        self.spare.push_back((chunk, (self.now)()));
+        self.expire();
     }
 
-    /// Gives back to the global allocator every chunk whose blocks are all free here (ground
-    /// rules), and sets when to trim next.
-    fn trim(&mut self) {
-        for &chunk in &self.chunks {
-            // SAFETY: a chunk of this depot, whose lock is held.
-            unsafe { header(chunk) }.free = 0;
+    /// Gives back the spare chunks beyond `keep` that have been spare longer than `age`.
+    fn expire(&mut self) {
+        if self.spare.len() <= self.keep {
+            return;
         }
-        for (class, magazines) in self.magazines.iter().enumerate() {
-            let size = block_size(class) as u64;
-            for block in magazines.iter().flat_map(Magazine::blocks) {
-                // SAFETY: a block carved from a chunk of this depot, whose lock is held.
-                unsafe { header(chunk_of(&self.chunks, block)) }.free += size;
-            }
+        let now = (self.now)();
+        while self.spare.len() > self.keep
+            && let Some(&(chunk, since)) = self.spare.front()
+            && now.duration_since(since) >= self.age
+        {
+            self.spare.pop_front();
+            // SAFETY: taken in `take` with this layout; nothing uses it any more (it is
+            // spare: none of its blocks is used or listed).
+            unsafe { alloc::dealloc(chunk, Self::layout()) };
+            self.reserved -= CHUNK as u64;
         }
-        let mut gone = 0;
-        for &chunk in &self.chunks {
+    }
+}
+
+/// The blocks of one size class that no thread holds: the class's chunks, the free blocks in
+/// them (their headers' bits), and the chunk being carved.
+struct Depot {
+    /// Every chunk of the class, sorted by address.
+    chunks: Vec<*mut u8>,
+    /// The chunks with a free block here, in the order they got one.
+    partial: Vec<*mut u8>,
+    /// The blocks free here.
+    idle: usize,
+    /// The chunk blocks are carved from when no chunk has one free (null before the first).
+    carving: *mut u8,
+    /// The chunk a block was last found in (null if none): a magazine's blocks mostly share
+    /// one.
+    found: *mut u8,
+}
+
+// SAFETY: the depot owns its chunks and the free blocks in them; it is only reached through
+// its mutex.
+unsafe impl Send for Depot {}
+
+static DEPOTS: [Mutex<Depot>; CLASSES] = [const { Mutex::new(Depot::new()) }; CLASSES];
+
+impl Depot {
+    const fn new() -> Self {
+        Depot {
+            chunks: Vec::new(),
+            partial: Vec::new(),
+            idle: 0,
+            carving: ptr::null_mut(),
+            found: ptr::null_mut(),
+        }
+    }
+
+    /// A magazine of free blocks of `class` (never empty), in address order: free ones of the
+    /// chunks that have some, or fresh ones carved.
+    fn refill(&mut self, class: usize, chunks: &Mutex<Chunks>) -> Magazine {
+        let size = block_size(class);
+        let words = (blocks_per_chunk(class) as usize).div_ceil(64);
+        let mut magazine = Magazine::EMPTY;
+        while magazine.len < MAGAZINE
+            && let Some(&chunk) = self.partial.last()
+        {
             // SAFETY: a chunk of this depot, whose lock is held.
             let h = unsafe { header(chunk) };
-            if h.free == h.carved {
-                h.free = GONE;
-                gone += 1;
-                if chunk == self.current {
-                    // Its unused part goes with it; the next refill takes a new chunk.
-                    self.current = ptr::null_mut();
-                    self.chunk = ptr::null_mut();
-                    self.chunk_left = 0;
-                }
-            }
-        }
-        if gone > 0 {
-            self.idle = 0;
-            for (class, magazines) in self.magazines.iter_mut().enumerate() {
-                let mut kept = Vec::with_capacity(magazines.len());
-                let mut refilled = Magazine::EMPTY;
-                for mut magazine in magazines.drain(..) {
-                    while let Some(block) = magazine.pop() {
-                        let chunk = chunk_of(&self.chunks, block.as_ptr());
-                        // SAFETY: as above (a block's chunk is given back only below).
-                        if unsafe { header(chunk) }.free == GONE {
-                            continue;
-                        }
-                        refilled.push(block);
-                        if refilled.len == MAGAZINE {
-                            kept.push(mem::replace(&mut refilled, Magazine::EMPTY));
-                        }
+            'words: for (word_at, word) in h.free[..words].iter_mut().enumerate() {
+                while *word != 0 {
+                    let bit = word.trailing_zeros() as usize;
+                    *word &= *word - 1;
+                    magazine.push(block_at(chunk, word_at * 64 + bit, size));
+                    h.idle -= 1;
+                    if magazine.len == MAGAZINE {
+                        break 'words;
                     }
                 }
-                if refilled.len > 0 {
-                    kept.push(refilled);
-                }
-                let blocks: usize = kept.iter().map(|m| m.len).sum();
-                self.idle += (blocks * block_size(class)) as u64;
-                *magazines = kept;
             }
-            self.chunks.retain(|&chunk| {
-                // SAFETY: a chunk of this depot, whose lock is held.
-                let keep = unsafe { header(chunk) }.free != GONE;
-                if !keep {
-                    // SAFETY: taken in `new_chunk` with this layout; none of its blocks is
-                    // listed or used any more (all were free here, and are unlisted above).
-                    unsafe { alloc::dealloc(chunk, Self::chunk_layout()) };
-                }
-                keep
-            });
-            self.reserved -= (gone * CHUNK) as u64;
+            if h.idle == 0 {
+                self.partial.pop();
+            }
         }
-        self.trim_at = self.idle + (self.reserved / 4).max(TRIM_MIN);
+        self.idle -= magazine.len;
+        if magazine.len == 0 {
+            if self.carving.is_null()
+                // SAFETY: a chunk of this depot, whose lock is held.
+                || unsafe { header(self.carving) }.carved == blocks_per_chunk(class)
+            {
+                self.carve_new(chunks);
+            }
+            // SAFETY: as above.
+            let h = unsafe { header(self.carving) };
+            let fresh = (blocks_per_chunk(class) - h.carved).min(MAGAZINE as u32);
+            for index in h.carved..h.carved + fresh {
+                magazine.push(block_at(self.carving, index as usize, size));
+            }
+            h.carved += fresh;
+        }
+        // Taken from the end: the lowest address first.
+        magazine.blocks[..magazine.len].reverse();
+        magazine
+    }
+
+    /// Carves from a new chunk from now on.
+    fn carve_new(&mut self, chunks: &Mutex<Chunks>) {
+        let chunk = chunks.lock().take();
+        // SAFETY: the chunk is ours and its first bytes are its header (ground rules).
+        unsafe {
+            chunk.cast::<Header>().write(Header {
+                carved: 0,
+                idle: 0,
+                partial_at: 0,
+                free: [0; MOST_BLOCKS / 64],
+            })
+        };
+        let at = self.chunks.partition_point(|&c| c.addr() < chunk.addr());
+        self.chunks.insert(at, chunk);
+        self.carving = chunk;
+    }
+
+    /// The chunk of this depot `block` was carved from.
+    fn chunk_of(&mut self, block: *mut u8) -> *mut u8 {
+        if !self.found.is_null() && block.addr().wrapping_sub(self.found.addr()) < CHUNK {
+            return self.found;
+        }
+        self.found = chunk_of(&self.chunks, block);
+        self.found
+    }
+
+    /// Keeps the blocks of `magazine` free here for the threads that run out of blocks of
+    /// `class`; a chunk whose carved blocks are all free then goes to `chunks`.
+    fn hand_in(&mut self, class: usize, magazine: Magazine, chunks: &Mutex<Chunks>) {
+        let size = block_size(class);
+        for block in magazine.blocks() {
+            let chunk = self.chunk_of(block);
+            // SAFETY: a chunk of this depot, whose lock is held.
+            let h = unsafe { header(chunk) };
+            let index = (block.addr() - chunk.addr() - HEADER) / size;
+            let bit = 1 << (index % 64);
+            debug_assert!(index < h.carved as usize && h.free[index / 64] & bit == 0);
+            h.free[index / 64] |= bit;
+            h.idle += 1;
+            self.idle += 1;
+            if h.idle == 1 {
+                h.partial_at = self.partial.len() as u32;
+                self.partial.push(chunk);
+            }
+            if h.idle == h.carved {
+                self.give_back(chunk, chunks);
+            }
+        }
+    }
+
+    /// Gives `chunk`, whose carved blocks are all free here, to `chunks`.
+    fn give_back(&mut self, chunk: *mut u8, chunks: &Mutex<Chunks>) {
+        // SAFETY: a chunk of this depot, whose lock is held.
+        let h = unsafe { header(chunk) };
+        let at = h.partial_at as usize;
+        self.partial.swap_remove(at);
+        if let Some(&moved) = self.partial.get(at) {
+            // SAFETY: another chunk of this depot (the lock is held; `h` is `chunk`'s).
+            unsafe { header(moved) }.partial_at = at as u32;
+        }
+        self.idle -= h.carved as usize;
+        let at = self.chunks.partition_point(|&c| c.addr() < chunk.addr());
+        debug_assert_eq!(self.chunks[at], chunk);
+        self.chunks.remove(at);
+        if self.carving == chunk {
+            // Its uncarved part goes with it; the next refill carves another.
+            self.carving = ptr::null_mut();
+        }
+        if self.found == chunk {
+            self.found = ptr::null_mut();
+        }
+        chunks.lock().give(chunk);
     }
 
     /// One block of `class`, for a thread without its magazines.
-    fn take_one(&mut self, class: usize) -> NonNull<u8> {
-        let mut magazine = self.refill(class);
+    fn take_one(&mut self, class: usize, chunks: &Mutex<Chunks>) -> NonNull<u8> {
+        let mut magazine = self.refill(class, chunks);
         let block = magazine.pop().expect("invariant: a refill is never empty");
-        if magazine.len > 0 {
-            self.hand_in(class, magazine);
-        }
+        self.hand_in(class, magazine, chunks);
         block
     }
 
     /// Keeps `block`, freed by a thread without its magazines.
-    fn give_one(&mut self, class: usize, block: NonNull<u8>) {
+    fn give_one(&mut self, class: usize, block: NonNull<u8>, chunks: &Mutex<Chunks>) {
         let mut magazine = Magazine::EMPTY;
-        if let Some(last) = self.magazines[class].last()
-            && last.len < MAGAZINE
-        {
-            magazine = self.magazines[class].pop().expect("just seen");
-            self.idle -= (magazine.len * block_size(class)) as u64;
-        }
         magazine.push(block);
-        self.hand_in(class, magazine);
+        self.hand_in(class, magazine, chunks);
     }
 }
 
@@ -364,7 +454,7 @@ impl Magazines {
         if previous.len > 0 {
             mem::swap(loaded, previous);
         } else {
-            *loaded = DEPOT.lock().refill(class);
+            *loaded = DEPOTS[class].lock().refill(class, &CHUNKS);
         }
         loaded.pop().expect("invariant: a refill is never empty")
     }
@@ -374,7 +464,7 @@ impl Magazines {
         if loaded.len == MAGAZINE {
             if previous.len > 0 {
                 let full = mem::replace(previous, mem::replace(loaded, Magazine::EMPTY));
-                DEPOT.lock().hand_in(class, full);
+                DEPOTS[class].lock().hand_in(class, full, &CHUNKS);
             } else {
                 mem::swap(loaded, previous);
             }
@@ -385,12 +475,11 @@ impl Magazines {
 
 impl Drop for Magazines {
     fn drop(&mut self) {
-        let mut depot = DEPOT.lock();
         for (class, pair) in self.0.get_mut().iter_mut().enumerate() {
             for magazine in pair.iter_mut().flat_map(|pair| pair.iter_mut()) {
                 let magazine = mem::replace(magazine, Magazine::EMPTY);
                 if magazine.len > 0 {
-                    depot.hand_in(class, magazine);
+                    DEPOTS[class].lock().hand_in(class, magazine, &CHUNKS);
                 }
             }
         }
@@ -402,17 +491,22 @@ impl Drop for Magazines {
 pub(crate) struct Usage {
     /// Taken from the global allocator, in chunks, and not given back yet (ground rules).
     pub(crate) reserved: u64,
-    /// Free blocks in the depot's magazines: memory the next values will reuse. The threads'
-    /// own magazines hold at most `2 × MAGAZINE` more free blocks per class each.
+    /// Free blocks in the depots and spare chunks: memory the next values will reuse. The
+    /// threads' own magazines hold at most `2 × MAGAZINE` more free blocks per class each.
     pub(crate) idle: u64,
 }
 
-/// What the store holds now.
+/// What the store holds now (each part read under its own lock: exact while nothing takes or
+/// frees a block).
 pub(crate) fn usage() -> Usage {
-    let depot = DEPOT.lock();
+    let mut idle = 0;
+    for (class, depot) in DEPOTS.iter().enumerate() {
+        idle += (depot.lock().idle * block_size(class)) as u64;
+    }
+    let chunks = CHUNKS.lock();
     Usage {
-        reserved: depot.reserved,
-        idle: depot.idle,
+        reserved: chunks.reserved,
+        idle: idle + (chunks.spare.len() * CHUNK) as u64,
     }
 }
 
@@ -421,7 +515,7 @@ fn acquire(layout: Layout) -> NonNull<u8> {
     match class_of(layout) {
         Some(class) => MAGAZINES
             .try_with(|m| m.take(class))
-            .unwrap_or_else(|_| DEPOT.lock().take_one(class)),
+            .unwrap_or_else(|_| DEPOTS[class].lock().take_one(class, &CHUNKS)),
         None if layout.size() == 0 => {
             // A dangling pointer with the alignment asked (as `Box` does).
             NonNull::new(ptr::without_provenance_mut(layout.align()))
@@ -450,7 +544,7 @@ unsafe fn release(at: NonNull<u8>, layout: Layout) {
             let at = NonNull::new(ptr::with_exposed_provenance_mut::<u8>(at.as_ptr().addr()))
                 .expect("invariant: a block is not null");
             if MAGAZINES.try_with(|m| m.give(class, at)).is_err() {
-                DEPOT.lock().give_one(class, at);
+                DEPOTS[class].lock().give_one(class, at, &CHUNKS);
             }
         }
         None if layout.size() == 0 => {}

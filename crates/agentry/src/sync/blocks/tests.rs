@@ -2,12 +2,14 @@
 //! twice or read after its memory went back, or a leak, fails these).
 
 use super::{BlockArc, BlockBox, MAGAZINE, MAX_BLOCK, STEP};
+use parking_lot::Mutex;
 use std::any::Any;
 use std::collections::HashSet;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Counts its drops.
 struct Counted {
@@ -259,140 +261,208 @@ fn a_shared_value_is_dropped_once_by_its_last_reference_on_any_thread() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 }
 
-/// A depot of its own (not the process's), its chunks given back at the end.
-struct TestDepot(super::Depot);
+/// A depot of its own and chunks of its own (not the process's), keeping `keep` spare chunks
+/// and any more for no time; every chunk given back at the end.
+struct TestDepot {
+    depot: super::Depot,
+    chunks: Mutex<super::Chunks>,
+}
+
+impl TestDepot {
+    fn new(keep: usize) -> Self {
+        TestDepot {
+            depot: super::Depot::new(),
+            chunks: Mutex::new(super::Chunks::new(keep, Duration::ZERO, Instant::now)),
+        }
+    }
+
+    /// `n` blocks of `class` taken, each written to whole (miri sees a block outside its
+    /// chunk, or of a chunk given back).
+    fn take(&mut self, class: usize, n: usize) -> Vec<NonNull<u8>> {
+        let mut blocks = Vec::new();
+        while blocks.len() < n {
+            let mut magazine = self.depot.refill(class, &self.chunks);
+            while blocks.len() < n
+                && let Some(block) = magazine.pop()
+            {
+                // SAFETY: a block taken from the depot is ours to write, all of it.
+                unsafe { block.as_ptr().write_bytes(0xAB, super::block_size(class)) };
+                blocks.push(block);
+            }
+            if magazine.len > 0 {
+                self.depot.hand_in(class, magazine, &self.chunks);
+            }
+        }
+        blocks
+    }
+
+    /// Hands `blocks` of `class` in, a magazine at a time.
+    fn give(&mut self, class: usize, blocks: &[NonNull<u8>]) {
+        for batch in blocks.chunks(MAGAZINE) {
+            let mut magazine = super::Magazine::EMPTY;
+            batch.iter().for_each(|&b| magazine.push(b));
+            self.depot.hand_in(class, magazine, &self.chunks);
+        }
+    }
+
+    /// The chunk `block` was carved from.
+    fn chunk_of(&self, block: NonNull<u8>) -> *mut u8 {
+        super::chunk_of(&self.depot.chunks, block.as_ptr())
+    }
+
+    /// The spare chunks, oldest first.
+    fn spare(&self) -> Vec<*mut u8> {
+        self.chunks.lock().spare.iter().map(|&(c, _)| c).collect()
+    }
+
+    fn reserved(&self) -> u64 {
+        self.chunks.lock().reserved
+    }
+}
 
 impl Drop for TestDepot {
     fn drop(&mut self) {
-        for &chunk in &self.0.chunks {
-            // SAFETY: every chunk of this depot, taken with this layout; the test is done with
+        let spare = std::mem::take(&mut self.chunks.get_mut().spare);
+        for chunk in (self.depot.chunks.iter().copied()).chain(spare.into_iter().map(|(c, _)| c)) {
+            // SAFETY: every chunk of this test, taken with this layout; the test is done with
             // its blocks.
-            unsafe { std::alloc::dealloc(chunk, super::Depot::chunk_layout()) };
+            unsafe { std::alloc::dealloc(chunk, super::Chunks::layout()) };
         }
     }
 }
 
-/// The blocks of `magazines`, each written to (miri sees a block of a chunk given back).
-fn listed(magazines: &[super::Magazine]) -> Vec<*mut u8> {
-    magazines
-        .iter()
-        .flat_map(super::Magazine::blocks)
-        .inspect(|block| {
-            // SAFETY: a free block of a live chunk: its bytes past the link are nobody's.
-            unsafe { block.add(8).write(0xAB) };
-        })
-        .collect()
-}
+/// 112-byte blocks: 580 to a chunk.
+const CLASS: usize = 6;
 
 #[test]
-fn a_chunk_whose_blocks_are_all_free_goes_back_and_no_other() {
-    use super::{CHUNK, Magazine, chunk_of};
-    const CLASS: usize = 6; // 112-byte blocks: 585 to a chunk
-    let mut depot = TestDepot(super::Depot::new());
-    let d = &mut depot.0;
-    d.trim_at = u64::MAX; // trimmed by hand below
-    // Three chunks' worth of blocks, all taken.
-    let mut blocks = Vec::new();
-    while d.chunks.len() < 3 {
-        let mut magazine = d.refill(CLASS);
-        while let Some(block) = magazine.pop() {
-            blocks.push(block);
-        }
-    }
-    assert_eq!(d.reserved, 3 * CHUNK as u64);
-    // In the order they were taken (the depot sorts them by address).
-    let mut taken: Vec<_> = blocks
-        .iter()
-        .map(|b| chunk_of(&d.chunks, b.as_ptr()))
-        .collect();
-    taken.dedup();
-    let [first, second, third] = [taken[0], taken[1], taken[2]];
-    assert_eq!(third, d.current, "the third is being carved");
+fn a_chunk_leaves_its_class_once_every_block_carved_from_it_is_free_and_no_other() {
+    use super::CHUNK;
+    let per_chunk = super::blocks_per_chunk(CLASS) as usize;
+    assert_eq!(per_chunk, 580);
+    let mut t = TestDepot::new(1);
+    // Two chunks' worth of blocks and a magazine of the third's, all taken.
+    let mut blocks = t.take(CLASS, 2 * per_chunk + MAGAZINE);
+    assert_eq!(t.reserved(), 3 * CHUNK as u64);
+    let [first, second, third] = [0, per_chunk, 2 * per_chunk].map(|i| t.chunk_of(blocks[i]));
+    assert_eq!(third, t.depot.carving, "the third is being carved");
     // All back but one block of the first chunk and one of the third.
-    let mut keep = |chunk| {
-        let at = blocks
-            .iter()
-            .position(|b| chunk_of(&d.chunks, b.as_ptr()) == chunk)
-            .expect("a block of the chunk");
-        blocks.swap_remove(at)
-    };
-    let kept = [keep(first), keep(third)];
-    let give_back = |d: &mut super::Depot, blocks: &[NonNull<u8>]| {
-        for batch in blocks.chunks(MAGAZINE) {
-            let mut magazine = Magazine::EMPTY;
-            batch.iter().for_each(|&b| magazine.push(b));
-            d.hand_in(CLASS, magazine);
-        }
-    };
-    give_back(d, &blocks);
-    d.trim();
-    d.trim_at = u64::MAX;
-    // Only the second chunk had all its blocks free.
+    let kept = [
+        blocks.swap_remove(0),
+        blocks.pop().expect("one of the third"),
+    ];
+    t.give(CLASS, &blocks);
+    // Only the second had all its blocks free: it is the spare chunk now.
     let mut expected = vec![first, third];
     expected.sort();
-    assert_eq!(d.chunks, expected);
-    assert_eq!(d.reserved, 2 * CHUNK as u64);
-    let left = listed(&d.magazines[CLASS]);
-    assert!(left.iter().all(|&b| chunk_of(&d.chunks, b) != second));
-    assert_eq!(d.idle, (left.len() * 112) as u64);
-    assert_eq!(left.len(), blocks.len() - 585);
-    // The last two blocks back: both chunks go, the one being carved too.
-    give_back(d, &kept);
-    d.trim();
-    assert!(d.chunks.is_empty());
-    assert_eq!((d.reserved, d.idle), (0, 0));
-    assert!(d.magazines[CLASS].is_empty());
-    // The next block comes from a new chunk.
-    let again = d.refill(CLASS);
-    assert_eq!(again.len, MAGAZINE);
-    assert_eq!(d.chunks.len(), 1);
-    d.hand_in(CLASS, again);
+    assert_eq!(t.depot.chunks, expected);
+    assert_eq!(t.spare(), vec![second]);
+    assert_eq!(t.reserved(), 3 * CHUNK as u64);
+    assert_eq!(t.depot.idle, blocks.len() - per_chunk);
+    assert_eq!(t.depot.partial.len(), 2);
+    // The last two back: both chunks go (the one being carved too); beyond the one spare
+    // chunk kept, the oldest go back to the allocator.
+    t.give(CLASS, &kept);
+    assert!(t.depot.chunks.is_empty() && t.depot.partial.is_empty());
+    assert_eq!((t.depot.idle, t.depot.carving), (0, std::ptr::null_mut()));
+    assert_eq!(t.spare(), vec![third]);
+    assert_eq!(t.reserved(), CHUNK as u64);
+    // The next blocks are carved from the spare chunk.
+    let again = t.take(CLASS, 1);
+    assert_eq!(t.depot.chunks, vec![third]);
+    assert_eq!(t.reserved(), CHUNK as u64);
+    t.give(CLASS, &again);
+    assert_eq!(t.spare(), vec![third]);
 }
 
 #[test]
-fn a_new_chunk_is_taken_only_after_free_chunks_of_other_sizes_went_back() {
-    use super::{CHUNK, Magazine, TRIM_MIN};
-    const BIG: usize = 63; // 1 KiB blocks
-    const SMALL: usize = 6; // 112-byte blocks
-    let mut depot = TestDepot(super::Depot::new());
-    let d = &mut depot.0;
-    // A burst of large values, more than the trim's floor, all given back: nothing is given
-    // back to the allocator while nobody takes more.
-    let mut blocks = Vec::new();
-    while (blocks.len() * 1024) as u64 <= 2 * TRIM_MIN {
-        let mut magazine = d.refill(BIG);
-        while let Some(block) = magazine.pop() {
-            blocks.push(block);
-        }
+fn a_depot_hands_out_the_free_blocks_of_one_chunk_at_a_time_in_address_order() {
+    let per_chunk = super::blocks_per_chunk(CLASS) as usize;
+    let mut t = TestDepot::new(0);
+    let blocks = t.take(CLASS, 2 * per_chunk);
+    let [first, second] = [0, per_chunk].map(|i| t.chunk_of(blocks[i]));
+    // The fresh ones came in address order.
+    assert!(blocks[..per_chunk].is_sorted_by_key(|b| b.addr()));
+    // Freed interleaved, from the top down: the chunks' blocks mixed in the magazines. One
+    // block of each is kept, so neither chunk leaves.
+    let mut freed = Vec::new();
+    for i in (1..per_chunk).rev() {
+        freed.extend([blocks[i], blocks[per_chunk + i]]);
     }
-    let most = d.reserved;
-    for batch in blocks.chunks(MAGAZINE) {
-        let mut magazine = Magazine::EMPTY;
-        batch.iter().for_each(|&b| magazine.push(b));
-        d.hand_in(BIG, magazine);
-    }
-    assert_eq!(d.reserved, most);
-    // Small values then need a chunk of their own: the large ones' chunks go back first.
-    let mut small = Vec::new();
-    while small.len() < 2 * (CHUNK / 112) {
-        let mut magazine = d.refill(SMALL);
-        while let Some(block) = magazine.pop() {
-            // SAFETY: a block taken from the depot is ours to write.
-            unsafe { block.as_ptr().cast::<[u8; 112]>().write([7; 112]) };
-            small.push(block);
-        }
-    }
-    assert!(
-        d.reserved <= 4 * CHUNK as u64 && d.reserved < most / 2,
-        "trimmed from {most} to {} bytes",
-        d.reserved
-    );
-    // All but those of the chunk the small values were first carved from, with them.
-    assert!(d.idle <= CHUNK as u64, "{} bytes left free", d.idle);
-    for batch in small.chunks(MAGAZINE) {
-        let mut magazine = Magazine::EMPTY;
-        batch.iter().for_each(|&b| magazine.push(b));
-        d.hand_in(SMALL, magazine);
-    }
-    listed(&d.magazines[SMALL]);
+    t.give(CLASS, &freed);
+    assert_eq!(t.depot.idle, 2 * (per_chunk - 1));
+    // Taken again: the whole of one chunk's free blocks, lowest first, then the other's.
+    let again = t.take(CLASS, 2 * (per_chunk - 1));
+    let (one, other) = again.split_at(per_chunk - 1);
+    let chunk = t.chunk_of(one[0]);
+    assert!(one.iter().all(|&b| t.chunk_of(b) == chunk));
+    assert!(other.iter().all(|&b| t.chunk_of(b) != chunk));
+    assert!(one.is_sorted_by_key(|b| b.addr()) && other.is_sorted_by_key(|b| b.addr()));
+    assert!([first, second].contains(&chunk));
+    assert_eq!(t.depot.idle, 0);
+    t.give(CLASS, &again);
+    t.give(CLASS, &[blocks[0], blocks[per_chunk]]);
+    assert!(t.depot.chunks.is_empty());
+    assert_eq!(t.reserved(), 0);
+}
+
+#[test]
+fn a_burst_of_one_size_leaves_its_memory_to_another_size_or_gives_it_back() {
+    use super::CHUNK;
+    const BIG: usize = 63; // 1 KiB blocks: 63 to a chunk
+    let mut t = TestDepot::new(4);
+    let big = t.take(BIG, 8 * super::blocks_per_chunk(BIG) as usize);
+    assert_eq!(t.reserved(), 8 * CHUNK as u64);
+    t.give(BIG, &big);
+    // Four chunks kept spare, four given back.
+    assert_eq!(t.reserved(), 4 * CHUNK as u64);
+    assert_eq!(t.spare().len(), 4);
+    // Smaller values take the spare chunks before any new one.
+    let small = t.take(CLASS, 3 * super::blocks_per_chunk(CLASS) as usize);
+    assert_eq!(t.reserved(), 4 * CHUNK as u64);
+    assert_eq!(t.spare().len(), 1);
+    t.give(CLASS, &small);
+    assert_eq!(t.spare().len(), 4);
+    assert_eq!(t.reserved(), 4 * CHUNK as u64);
+}
+
+thread_local! {
+    /// How far this test thread's clock is past its start.
+    static CLOCK: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
+}
+
+/// A clock only the test moves (a thread's own).
+fn test_clock() -> Instant {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *START.get_or_init(Instant::now) + CLOCK.get()
+}
+
+#[test]
+fn a_spare_chunk_beyond_those_always_kept_goes_back_once_it_has_been_spare_for_its_age() {
+    use super::CHUNK;
+    const AGE: Duration = Duration::from_secs(1);
+    let advance = |by| CLOCK.set(CLOCK.get() + by);
+    let mut t = TestDepot::new(1);
+    *t.chunks.get_mut() = super::Chunks::new(1, AGE, test_clock);
+    let per_chunk = super::blocks_per_chunk(CLASS) as usize;
+    let blocks = t.take(CLASS, 3 * per_chunk);
+    t.give(CLASS, &blocks);
+    // All three spare: the one always kept, and two younger than their age.
+    assert_eq!(t.spare().len(), 3);
+    assert_eq!(t.reserved(), 3 * CHUNK as u64);
+    advance(AGE / 2);
+    let again = t.take(CLASS, 1);
+    assert_eq!(t.spare().len(), 2, "none has been spare for its age yet");
+    t.give(CLASS, &again);
+    advance(AGE / 2);
+    // A chunk taken (the newest spare one): of the two others, the oldest goes back; the
+    // other is the one always kept.
+    let again = t.take(CLASS, 1);
+    assert_eq!(t.spare().len(), 1);
+    assert_eq!(t.reserved(), 2 * CHUNK as u64);
+    // Given back, young: it is kept, and the older one, spare for its age, goes.
+    let older = t.spare();
+    t.give(CLASS, &again);
+    assert_eq!(t.spare().len(), 1);
+    assert_ne!(t.spare(), older);
+    assert_eq!(t.reserved(), CHUNK as u64);
 }
