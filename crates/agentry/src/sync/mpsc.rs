@@ -73,10 +73,11 @@ pub(crate) const BLOCK_CAP: usize = 31;
 pub(crate) const BLOCK_CAP: usize = 2;
 
 /// Slots per block of a queue that is one of very many and mostly short (a pool agent's: a
-/// block of 31 demands is ~2 KB per agent, one of 7 under 0.5 KB; 7 + the sentinel is a
-/// power of two too).
+/// block of 31 demands is ~2 KB per agent, one of 7 ~450 B, one of 3 ~200 B; 3 + the
+/// sentinel is a power of two too). Its first block is inside the queue, so each slot is
+/// 64 bytes of every pool agent, idle or not; a longer queue chains more blocks.
 #[cfg(not(loom))]
-pub(crate) const SMALL_BLOCK_CAP: usize = 7;
+pub(crate) const SMALL_BLOCK_CAP: usize = 3;
 #[cfg(loom)]
 pub(crate) const SMALL_BLOCK_CAP: usize = 2;
 
